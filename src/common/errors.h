@@ -1,0 +1,49 @@
+#pragma once
+// Three kinds of failure, kept apart because users act on them differently:
+//  - InputError: the user's files are wrong (exit 2). The message names file, node, value.
+//  - Unsupported: a well-formed input outside what onnx-tv decides (exit 3, UNKNOWN).
+//  - InternalError: a bug in onnx-tv itself; raised by ONNX_TV_ASSERT with its context.
+// Errors gain context as they propagate (as in ONNX's Status): a kernel says what is wrong
+// with a value, the evaluator adds the node, the loader adds the file.
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace onnx_tv {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& what) : std::runtime_error(what), message_(what) {}
+  // Prepends "context: " to the message, innermost context last.
+  void add_context(const std::string& context);
+  const char* what() const noexcept override { return message_.c_str(); }
+  const std::string& message() const { return message_; }
+
+ private:
+  std::string message_;
+};
+
+class InputError : public Error {
+ public:
+  using Error::Error;
+};
+
+class Unsupported : public Error {
+ public:
+  using Error::Error;
+};
+
+class InternalError : public Error {
+ public:
+  using Error::Error;
+};
+
+[[noreturn]] void assertion_failed(const char* cond, const char* file, int line,
+                                   const std::string& context);
+
+}  // namespace onnx_tv
+
+#define ONNX_TV_ASSERT(cond, context)                                           \
+  do {                                                                          \
+    if (!(cond)) ::onnx_tv::assertion_failed(#cond, __FILE__, __LINE__, (context)); \
+  } while (0)

@@ -1,0 +1,151 @@
+#pragma once
+// The symbolic engine's facade. Every tensor element is a Value: a canonical polynomial with
+// exact rational coefficients over atoms, or one of the IEEE infinities that float constants
+// may hold. Atoms are input symbols and interned applications of functions that are not
+// polynomial (exp, log, sqrt, 1/p, erf, sin, cos, max, min, abs, p^q). Everything is
+// hash-consed in a Context, so two Values are equal as real functions whenever their canonical
+// forms are equal, and that is an id compare.
+//
+// Canonical forms (each rewrite is an identity over the reals, so equal forms are a proof):
+//  - a polynomial is a sorted sum of (monomial, nonzero rational) terms; a monomial is a sorted
+//    product of atom^exponent with nonzero exponents; exponents are integers, except on exp
+//    atoms where they may be rational (exp(t)^q = exp(q t)).
+//  - 1/p: a monomial m is inverted by negating exponents; otherwise p = c * m * p' where c is
+//    a rational, m the monomial content (per-atom minimum exponent over the terms) and p' has
+//    leading coefficient 1; then 1/p = (1/c) * m^-1 * inv(p'). So a/b + c/b == (a+c)/b,
+//    Div(1,s) == Reciprocal(s), and constant factors move freely through divisions.
+//  - exp(p): the constant term and the terms that are a rational times a single max/min atom
+//    are split off as exp(term)^q factors, so exp(x - M) == exp(x) * exp(M)^-1 and the max
+//    of a stable softmax cancels between numerator and denominator.
+//  - log(c * m * p'): exp(t)^q factors of the monomial come out as q*t; c > 0 comes out as
+//    log(c) (an atom of a constant); the rest stays log(...).
+//  - sigmoid(x) = 1/(1 + exp(-x)); tanh(x) = 1 - 2/(1 + exp(2x)); relu(x) = max(x, 0).
+//  - max/min: nested max (min) atoms are flattened, duplicates removed, -inf (+inf) dropped;
+//    when every argument is a rational the result is that rational.
+//  - sqrt(p): p^(1/2) stays an atom; pow(p, n) for integer n expands (negative n inverts);
+//    pow(p, n + 1/2) is sqrt(p) times p^n; other rational exponents are pow atoms.
+// Functions of rational constants stay exact atoms (exp(1/3) is exp applied to 1/3), except
+// where the result is rational (exp(0) = 1, sqrt(4) = 2, log(1) = 0, max of rationals).
+//
+// Infinities (plan-format section 1): x + (-inf) = -inf, exp(-inf) = 0, exp(+inf) = +inf,
+// max(x, -inf) = x, c * inf for a rational c != 0 is a signed infinity. Results undefined over
+// the reals (inf - inf, 0 * inf, inf times a symbolic value, division by zero, log of a
+// non-positive rational, a NaN) raise MathError; the evaluator adds the node to its message.
+//
+// A Context is not thread-safe; parallel work uses one Context per task.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common/errors.h"
+#include "solver/rational.h"
+
+namespace onnx_tv::solver {
+
+using PolyId = uint32_t;
+using AtomId = uint32_t;
+
+struct Value {
+  PolyId poly = 0;  // the canonical polynomial, when finite
+  int8_t inf = 0;   // 0: finite, +1: +inf, -1: -inf
+  bool operator==(const Value&) const = default;
+  bool is_finite() const { return inf == 0; }
+};
+
+struct ValueHash {
+  size_t operator()(const Value& v) const { return (size_t(v.poly) << 2) ^ size_t(v.inf + 1); }
+};
+
+// An operation whose result is undefined over the reals. A user's input error (exit 2).
+class MathError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+enum class Fn : uint8_t { Symbol, Exp, Log, Sqrt, Inv, Erf, Sin, Cos, Max, Min, Abs, Pow };
+
+// A read-only view of one atom, for printers and evaluators.
+struct AtomView {
+  Fn fn;
+  std::span<const PolyId> args;  // Max/Min: the (finite) arguments; Pow: {base}; others: {arg}
+  const Rational* exponent;      // Pow only: the rational exponent; otherwise nullptr
+  const std::string* name;       // Symbol only
+};
+
+// A read-only view of one term of a canonical polynomial.
+struct TermView {
+  std::span<const std::pair<AtomId, Rational>> factors;  // atom^exponent, sorted by atom
+  const Rational* coefficient;
+};
+
+class Context {
+ public:
+  Context();
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  // Leaves.
+  Value constant(const Rational& r);
+  Value constant(long long i);
+  Value zero() const { return Value{zero_, 0}; }
+  Value one() const { return Value{one_, 0}; }
+  static Value pos_inf() { return Value{0, 1}; }
+  static Value neg_inf() { return Value{0, -1}; }
+  // The input symbol of this name; the same name always gives the same symbol.
+  Value symbol(const std::string& name);
+
+  // Arithmetic.
+  Value add(Value a, Value b);
+  Value sub(Value a, Value b);
+  Value mul(Value a, Value b);
+  Value div(Value a, Value b);
+  Value neg(Value a);
+  Value recip(Value a);
+  Value sum(std::span<const Value> xs);                           // n-ary, one merge
+  Value dot(std::span<const Value> a, std::span<const Value> b);  // sum of a[i]*b[i]
+  Value pow(Value base, Value exponent);  // exponent must be a rational constant, else MathError
+
+  // Functions.
+  Value exp(Value a);
+  Value log(Value a);
+  Value sqrt(Value a);
+  Value tanh(Value a);
+  Value erf(Value a);
+  Value sigmoid(Value a);
+  Value sin(Value a);
+  Value cos(Value a);
+  Value abs(Value a);
+  Value relu(Value a);
+  Value max(std::span<const Value> xs);
+  Value min(std::span<const Value> xs);
+
+  // Queries.
+  bool is_constant(Value v) const;  // no symbol occurs in it (infinities are constant)
+  std::optional<Rational> as_rational(Value v) const;  // finite and a plain rational
+  // Sign of a - b when both are constants: exact for rationals; for constants with atoms
+  // (exp(1/3)), by numeric evaluation when the margin is clear. nullopt when a or b is
+  // symbolic or the sign cannot be decided.
+  std::optional<int> compare(Value a, Value b) const;
+  size_t term_count(Value v) const;  // 0 for infinities
+  std::string to_string(Value v) const;
+
+  // Introspection for evaluators and printers.
+  size_t poly_term_count(PolyId p) const;
+  TermView term(PolyId p, size_t i) const;
+  AtomView atom(AtomId a) const;
+  size_t atom_count() const;
+  size_t poly_count() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  PolyId zero_ = 0, one_ = 0;
+  friend struct Impl;
+};
+
+}  // namespace onnx_tv::solver

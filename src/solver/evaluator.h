@@ -1,0 +1,32 @@
+#pragma once
+// Numeric evaluation of canonical values at a point (witnesses, eval, refutation): every
+// symbol gets a rational; polynomial parts are computed exactly when no function atom occurs,
+// otherwise in long double. Memoized per atom and polynomial.
+#include <functional>
+#include <optional>
+#include <unordered_map>
+
+#include "solver/context.h"
+
+namespace onnx_tv::solver {
+
+class Evaluator {
+ public:
+  // `symbol_value` gives the value of each symbol atom (called once per symbol).
+  Evaluator(const Context& ctx, std::function<Rational(const std::string& symbol)> symbol_value);
+
+  // The exact value if v involves no function atom (and is finite).
+  std::optional<Rational> exact(Value v);
+  // The value in long double (infinities as such; NaN where a function is undefined there).
+  long double approx(Value v);
+
+ private:
+  const Context& ctx_;
+  std::function<Rational(const std::string&)> symbol_value_;
+  std::unordered_map<AtomId, std::optional<Rational>> exact_atoms_;
+  std::unordered_map<AtomId, long double> approx_atoms_;
+  std::unordered_map<PolyId, std::optional<Rational>> exact_polys_;
+  std::unordered_map<PolyId, long double> approx_polys_;
+};
+
+}  // namespace onnx_tv::solver
