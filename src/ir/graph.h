@@ -15,6 +15,20 @@ namespace onnx_tv::ir {
 
 struct Graph;
 
+// A constant tensor as stored in a file, before it is given meaning in a solver Context: float
+// types keep the exact value of each stored float (infinities and NaN included), integer and
+// bool types their integers. Independent of any Context, so one loaded Graph serves many.
+struct ConstTensor {
+  DType dtype = DType::Undefined;
+  Shape shape;
+  std::vector<double> reals;  // float types
+  std::vector<int64_t> ints;  // integer and bool types
+};
+
+// The values of a constant in `ctx`: each float means the simplest rational that rounds to it in
+// its own type (plan-format section 1), infinities stay infinities, NaN is a MathError.
+Tensor to_tensor(solver::Context& ctx, const ConstTensor& c);
+
 // ONNX attribute values. Float attributes keep the float they were written as (the double is
 // that float's exact value) so kernels can give them their plan-format meaning.
 struct Attribute {
@@ -26,7 +40,7 @@ struct Attribute {
   std::vector<int64_t> ints;
   std::vector<double> floats;
   std::vector<std::string> strings;
-  std::shared_ptr<ir::Tensor> tensor;
+  std::shared_ptr<ConstTensor> tensor;
   std::shared_ptr<ir::Graph> graph;
 };
 
@@ -61,7 +75,7 @@ struct Graph {
   std::vector<ValueInfo> inputs;      // graph inputs (may include initializers' names)
   std::vector<ValueInfo> outputs;
   std::map<std::string, ValueInfo> value_info;
-  std::map<std::string, Tensor> initializers;
+  std::map<std::string, ConstTensor> initializers;
   std::vector<Node> nodes;            // in file order (ONNX requires topological order)
   std::map<std::string, int> opsets;  // domain -> version ("" is the default domain)
   std::map<std::string, std::string> metadata;
