@@ -1,0 +1,202 @@
+// Ops that make or convert values rather than move them: Gather, Shape, ConstantOfShape, Range,
+// Identity, Cast, Constant. Kept apart from shape_ops.cpp so each file reads in one sitting.
+#include <algorithm>
+
+#include "ops/kernel_util.h"
+
+namespace onnx_tv::ops::detail {
+
+namespace {
+
+// Gather with constant indices (data-dependent gathers of token ids are not modeled here).
+std::vector<Tensor> gather_kernel(KernelArgs& a) {
+  expect_input_count(a, 2, 2);
+  const Tensor& x = input(a, 0);
+  const Tensor& ind = input(a, 1);
+  if (x.rank() == 0) throw InputError("data must have rank >= 1");
+  const int64_t axis = normalize_axis(attr_int(a.node, "axis", 0), x.rank(), "axis");
+  std::vector<int64_t> idx = const_ints(a.ctx, ind, "indices (input #1)");
+  const int64_t dim = x.shape[axis];
+  for (int64_t& i : idx) {
+    if (i < -dim || i >= dim) {
+      throw InputError("index " + std::to_string(i) + " is out of range for axis " +
+                       std::to_string(axis) + " of size " + std::to_string(dim));
+    }
+    if (i < 0) i += dim;
+  }
+  Shape out(x.shape.begin(), x.shape.begin() + axis);
+  out.insert(out.end(), ind.shape.begin(), ind.shape.end());
+  out.insert(out.end(), x.shape.begin() + axis + 1, x.shape.end());
+  const int64_t outer = product(x.shape, 0, axis), inner = product(x.shape, axis + 1, x.rank());
+  std::vector<Value> data;
+  data.reserve(ir::element_count(out));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i : idx) {
+      auto from = x.data.begin() + (o * dim + i) * inner;
+      data.insert(data.end(), from, from + inner);
+    }
+  }
+  return {ir::make_tensor(x.dtype, std::move(out), std::move(data))};
+}
+
+Tensor int64_vector(Context& ctx, const std::vector<int64_t>& v) {
+  std::vector<Value> data;
+  for (int64_t i : v) data.push_back(ctx.constant((long long)i));
+  return ir::make_tensor(DType::Int64, {int64_t(v.size())}, std::move(data));
+}
+
+std::vector<Tensor> shape_kernel(KernelArgs& a) {
+  expect_input_count(a, 1, 1);
+  const Shape& s = input(a, 0).shape;
+  const int64_t r = int64_t(s.size());
+  auto clamp_bound = [r](int64_t b) { return std::clamp<int64_t>(b < 0 ? b + r : b, 0, r); };
+  const int64_t start = clamp_bound(attr_int(a.node, "start", 0));
+  const int64_t end = clamp_bound(attr_int(a.node, "end", r));
+  std::vector<int64_t> dims;
+  for (int64_t d = start; d < end; ++d) dims.push_back(s[d]);
+  return {int64_vector(a.ctx, dims)};
+}
+
+std::vector<Tensor> constant_of_shape_kernel(KernelArgs& a) {
+  expect_input_count(a, 1, 1);
+  const std::vector<int64_t> shape = const_ints(a.ctx, input(a, 0), "shape (input #0)");
+  for (int64_t d : shape) {
+    if (d < 0) throw InputError("shape " + ir::shape_string(shape) + " holds a negative size");
+  }
+  Value v = a.ctx.zero();
+  DType t = DType::Float;
+  if (const ir::Attribute* at = attr(a.node, "value", ir::Attribute::Kind::Tensor)) {
+    Tensor c = ir::to_tensor(a.ctx, *at->tensor);
+    if (c.size() != 1) {
+      throw InputError("attribute 'value' must hold one element, has shape " +
+                       ir::shape_string(c.shape));
+    }
+    v = c.data[0];
+    t = c.dtype;
+  }
+  Shape out(shape.begin(), shape.end());
+  return {ir::make_tensor(t, out, std::vector<Value>(ir::element_count(out), v))};
+}
+
+// Range of constants: n = max(ceil((limit - start) / delta), 0) exact rationals.
+std::vector<Tensor> range_kernel(KernelArgs& a) {
+  expect_input_count(a, 3, 3);
+  Rational r[3];
+  const char* names[] = {"start", "limit", "delta"};
+  for (int i = 0; i < 3; ++i) {
+    const Tensor& t = input(a, i);
+    if (t.size() != 1) {
+      throw InputError(std::string(names[i]) + " must be a scalar, has shape " +
+                       ir::shape_string(t.shape));
+    }
+    r[i] = const_rational(a.ctx, t.data[0], names[i]);
+  }
+  if (r[2] == 0) throw InputError("delta is 0");
+  Rational q = (r[1] - r[0]) / r[2];
+  mpz_class n;
+  mpz_cdiv_q(n.get_mpz_t(), q.get_num_mpz_t(), q.get_den_mpz_t());
+  if (n < 0) n = 0;
+  if (!n.fits_slong_p() || n.get_si() > (int64_t(1) << 32)) {
+    throw InputError("Range of " + n.get_str() + " elements is too large");
+  }
+  std::vector<Value> data;
+  for (long i = 0; i < n.get_si(); ++i) data.push_back(a.ctx.constant(r[0] + r[2] * i));
+  return {ir::make_tensor(input(a, 0).dtype, {int64_t(data.size())}, std::move(data))};
+}
+
+std::vector<Tensor> identity_kernel(KernelArgs& a) {
+  expect_input_count(a, 1, 1);
+  return {input(a, 0)};
+}
+
+// An integer constant wrapped into the range of `t`, as a two's complement cast does.
+Rational wrap_integer(const Rational& r, DType t) {
+  int bits = 64;
+  bool is_signed = true;
+  switch (t) {
+    case DType::Int8: bits = 8; break;
+    case DType::UInt8: bits = 8; is_signed = false; break;
+    case DType::Int16: bits = 16; break;
+    case DType::UInt16: bits = 16; is_signed = false; break;
+    case DType::Int32: bits = 32; break;
+    case DType::UInt32: bits = 32; is_signed = false; break;
+    case DType::UInt64: is_signed = false; break;
+    default: break;
+  }
+  mpz_class m = mpz_class(1) << bits, v = r.get_num() % m;  // r is an integer here
+  if (v < 0) v += m;
+  if (is_signed && v >= m / 2) v -= m;
+  return Rational(v);
+}
+
+Value cast_value(Context& ctx, Value v, DType from, DType to) {
+  if (ir::is_float(to) || (ir::is_integer(to) && from == DType::Bool)) return v;
+  if (to == DType::Bool) {
+    if (!ctx.is_constant(v)) {
+      throw Unsupported("Cast to bool of the symbolic value " + ctx.to_string(v) +
+                        " is not modeled (a comparison on a symbolic value)");
+    }
+    if (!v.is_finite()) return ctx.one();
+    std::optional<int> sign = ctx.compare(v, ctx.zero());
+    if (!sign) throw Unsupported("Cast to bool of " + ctx.to_string(v) + ": its sign is undecided");
+    return *sign != 0 ? ctx.one() : ctx.zero();
+  }
+  if (ir::is_integer(to)) {
+    if (!ctx.is_constant(v)) {
+      // Integer values are modeled as unbounded integers; only float->int rounds.
+      if (ir::is_integer(from)) return v;
+      throw Unsupported("Cast from " + ir::dtype_name(from) + " to " + ir::dtype_name(to) +
+                        " of the symbolic value " + ctx.to_string(v) + " is not modeled");
+    }
+    if (!v.is_finite()) throw solver::MathError("Cast of an infinity to " + ir::dtype_name(to));
+    return ctx.constant(wrap_integer(truncate(const_rational(ctx, v, "Cast input")), to));
+  }
+  throw Unsupported("Cast to " + ir::dtype_name(to) + " is not modeled");
+}
+
+std::vector<Tensor> cast_kernel(KernelArgs& a) {
+  expect_input_count(a, 1, 1);
+  const Tensor& x = input(a, 0);
+  const DType to = DType(required_attr(a.node, "to", ir::Attribute::Kind::Int).i);
+  Tensor out{to, x.shape, {}};
+  out.data.reserve(x.data.size());
+  for (Value v : x.data) out.data.push_back(cast_value(a.ctx, v, x.dtype, to));
+  return {std::move(out)};
+}
+
+std::vector<Tensor> constant_kernel(KernelArgs& a) {
+  expect_input_count(a, 0, 0);
+  using K = ir::Attribute::Kind;
+  const ir::Node& n = a.node;
+  if (n.attributes.size() != 1) {
+    throw InputError("must have exactly one attribute, has " +
+                     std::to_string(n.attributes.size()));
+  }
+  Context& ctx = a.ctx;
+  if (const ir::Attribute* at = attr(n, "value", K::Tensor)) return {ir::to_tensor(ctx, *at->tensor)};
+  if (const ir::Attribute* at = attr(n, "value_float", K::Float)) {
+    return {ir::make_tensor(DType::Float, {}, float_values(ctx, {at->f}))};
+  }
+  if (const ir::Attribute* at = attr(n, "value_floats", K::Floats)) {
+    return {ir::make_tensor(DType::Float, {int64_t(at->floats.size())}, float_values(ctx, at->floats))};
+  }
+  if (const ir::Attribute* at = attr(n, "value_int", K::Int)) return {
+    ir::make_tensor(DType::Int64, {}, {ctx.constant((long long)at->i)})};
+  if (const ir::Attribute* at = attr(n, "value_ints", K::Ints)) return {int64_vector(ctx, at->ints)};
+  throw Unsupported("Constant with attribute '" + n.attributes.begin()->first +
+                    "' is not modeled (strings and sparse tensors are not)");
+}
+
+}  // namespace
+
+void add_constant_ops(std::vector<OpDef>& defs) {
+  add_op(defs, "Gather", {1, 11, 13}, gather_kernel);
+  add_op(defs, "Shape", {1, 13, 15}, shape_kernel);
+  add_op(defs, "ConstantOfShape", {9}, constant_of_shape_kernel);
+  add_op(defs, "Range", {11}, range_kernel);
+  add_op(defs, "Identity", {1, 13, 14, 16}, identity_kernel);
+  add_op(defs, "Cast", {6, 9, 13}, cast_kernel);
+  add_op(defs, "Constant", {1, 9, 11, 12, 13}, constant_kernel);
+}
+
+}  // namespace onnx_tv::ops::detail

@@ -1,0 +1,99 @@
+// Elementwise arithmetic and the unary functions: each output element is one Context call on
+// the broadcast input elements, so the canonical forms do all the algebra.
+#include <functional>
+
+#include "ops/kernel_util.h"
+
+namespace onnx_tv::ops::detail {
+
+namespace {
+
+using BinaryFn = std::function<Value(Value, Value)>;
+using UnaryFn = std::function<Value(Value)>;
+
+// Inputs 0 and 1 broadcast against each other, combined by f.
+Tensor broadcast_binary(KernelArgs& a, DType out_dtype, const BinaryFn& f) {
+  const Tensor& x = input(a, 0);
+  const Tensor& y = input(a, 1);
+  const Shape shapes[] = {x.shape, y.shape};
+  Shape out = broadcast_shapes(shapes, input_label(a, 0) + " and " + input_label(a, 1));
+  std::vector<int64_t> mx = broadcast_map(x.shape, out), my = broadcast_map(y.shape, out);
+  std::vector<Value> data;
+  data.reserve(mx.size());
+  for (size_t k = 0; k < mx.size(); ++k) data.push_back(f(x.data[mx[k]], y.data[my[k]]));
+  return ir::make_tensor(out_dtype, std::move(out), std::move(data));
+}
+
+Kernel binary_kernel(Value (Context::*op)(Value, Value)) {
+  return [op](KernelArgs& a) {
+    expect_input_count(a, 2, 2);
+    DType t = common_dtype(a, 0, 1);
+    Context& ctx = a.ctx;
+    return std::vector<Tensor>{
+        broadcast_binary(a, t, [&ctx, op](Value x, Value y) { return (ctx.*op)(x, y); })};
+  };
+}
+
+// Integer Div truncates toward zero (C semantics, as ONNX Runtime does); it is decided only on
+// constants, since a symbolic quotient has no polynomial form.
+std::vector<Tensor> div_kernel(KernelArgs& a) {
+  expect_input_count(a, 2, 2);
+  DType t = common_dtype(a, 0, 1);
+  Context& ctx = a.ctx;
+  if (!ir::is_integer(t)) {
+    return {broadcast_binary(a, t, [&ctx](Value x, Value y) { return ctx.div(x, y); })};
+  }
+  return {broadcast_binary(a, t, [&ctx](Value x, Value y) {
+    if (!ctx.is_constant(x) || !ctx.is_constant(y)) {
+      throw Unsupported("integer Div of a symbolic value (" + ctx.to_string(x) + " / " +
+                        ctx.to_string(y) + ") is not modeled");
+    }
+    Rational q = const_rational(ctx, ctx.div(x, y), "integer quotient");
+    return ctx.constant(truncate(q));
+  })};
+}
+
+// The exponent must be constant: x^y with symbolic y has no canonical form in the engine.
+std::vector<Tensor> pow_kernel(KernelArgs& a) {
+  expect_input_count(a, 2, 2);
+  Context& ctx = a.ctx;
+  return {broadcast_binary(a, input(a, 0).dtype, [&ctx](Value x, Value y) {
+    if (!ctx.is_constant(y)) {
+      throw Unsupported("Pow with the symbolic exponent " + ctx.to_string(y) +
+                        " is not modeled; the exponent must be a constant");
+    }
+    return ctx.pow(x, y);
+  })};
+}
+
+Kernel unary_kernel(Value (Context::*op)(Value)) {
+  return [op](KernelArgs& a) {
+    expect_input_count(a, 1, 1);
+    const Tensor& x = input(a, 0);
+    Tensor out{x.dtype, x.shape, {}};
+    out.data.reserve(x.data.size());
+    for (Value v : x.data) out.data.push_back((a.ctx.*op)(v));
+    return std::vector<Tensor>{std::move(out)};
+  };
+}
+
+}  // namespace
+
+void add_elementwise_ops(std::vector<OpDef>& defs) {
+  add_op(defs, "Add", {7, 13, 14}, binary_kernel(&Context::add));
+  add_op(defs, "Sub", {7, 13, 14}, binary_kernel(&Context::sub));
+  add_op(defs, "Mul", {7, 13, 14}, binary_kernel(&Context::mul));
+  add_op(defs, "Div", {7, 13, 14}, div_kernel);
+  add_op(defs, "Pow", {7, 12, 13, 15}, pow_kernel);
+  add_op(defs, "Neg", {6, 13}, unary_kernel(&Context::neg));
+  add_op(defs, "Sqrt", {6, 13}, unary_kernel(&Context::sqrt));
+  add_op(defs, "Reciprocal", {6, 13}, unary_kernel(&Context::recip));
+  add_op(defs, "Exp", {6, 13}, unary_kernel(&Context::exp));
+  add_op(defs, "Log", {6, 13}, unary_kernel(&Context::log));
+  add_op(defs, "Tanh", {6, 13}, unary_kernel(&Context::tanh));
+  add_op(defs, "Erf", {9, 13}, unary_kernel(&Context::erf));
+  add_op(defs, "Sigmoid", {6, 13}, unary_kernel(&Context::sigmoid));
+  add_op(defs, "Relu", {6, 13, 14}, unary_kernel(&Context::relu));
+}
+
+}  // namespace onnx_tv::ops::detail

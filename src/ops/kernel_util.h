@@ -1,0 +1,109 @@
+#pragma once
+// Private to src/ops: what every kernel family needs. Input access and attribute getters that
+// fail with a message naming the input or attribute, reading of constant integer inputs
+// (Reshape targets, axes, indices), axis normalization, broadcasting and index arithmetic.
+// The node itself is named by run_node, which prefixes every message with Node::describe.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ops/registry.h"
+
+namespace onnx_tv::ops::detail {
+
+using ir::DType;
+using ir::Shape;
+using ir::Tensor;
+using solver::Context;
+using solver::Rational;
+using solver::Value;
+
+// Registration, one function per family file; registry.cpp calls them all once.
+void add_elementwise_ops(std::vector<OpDef>& defs);
+void add_matmul_ops(std::vector<OpDef>& defs);
+void add_reduce_ops(std::vector<OpDef>& defs);
+void add_shape_ops(std::vector<OpDef>& defs);
+void add_constant_ops(std::vector<OpDef>& defs);
+void add_nn_ops(std::vector<OpDef>& defs);
+void add_logic_ops(std::vector<OpDef>& defs);
+
+// ---- inputs ----
+
+// "input #1 ('B')": how messages name an input.
+std::string input_label(const KernelArgs& a, size_t i);
+// The i-th input; InputError naming it when the node omits it.
+const Tensor& input(const KernelArgs& a, size_t i);
+// The i-th input or nullptr when omitted or beyond the node's inputs.
+const Tensor* optional_input(const KernelArgs& a, size_t i);
+// InputError unless the node has between min and max inputs.
+void expect_input_count(const KernelArgs& a, size_t min, size_t max);
+
+// Every element of t as an int64; t must be constant and integral (shapes, axes, indices...).
+std::vector<int64_t> const_ints(Context& ctx, const Tensor& t, const std::string& what);
+// The single element of a scalar (or one-element) constant integer tensor.
+int64_t const_int_scalar(Context& ctx, const Tensor& t, const std::string& what);
+// The exact rational of a constant element; Unsupported when it is symbolic or infinite.
+Rational const_rational(Context& ctx, Value v, const std::string& what);
+
+// ---- attributes ----
+
+// The attribute `name` if present, after checking its kind; InputError on a kind mismatch.
+const ir::Attribute* attr(const ir::Node& n, const std::string& name, ir::Attribute::Kind kind);
+int64_t attr_int(const ir::Node& n, const std::string& name, int64_t def);
+std::optional<int64_t> attr_int_opt(const ir::Node& n, const std::string& name);
+std::optional<std::vector<int64_t>> attr_ints_opt(const ir::Node& n, const std::string& name);
+std::string attr_string(const ir::Node& n, const std::string& name, const std::string& def);
+// A float attribute with its plan-format meaning (float attributes are float32); `def` is the
+// spec's default, itself a float32 literal.
+Value attr_float(Context& ctx, const ir::Node& n, const std::string& name, float def);
+// InputError when a required attribute is absent.
+const ir::Attribute& required_attr(const ir::Node& n, const std::string& name,
+                                   ir::Attribute::Kind kind);
+
+// ---- axes ----
+
+// axis in [-rank, rank) mapped to [0, rank); InputError naming `what` otherwise.
+int64_t normalize_axis(int64_t axis, int64_t rank, const std::string& what);
+// The same for a list; duplicates are an InputError.
+std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int64_t rank,
+                                    const std::string& what);
+
+// ---- broadcasting ----
+
+// The numpy (multidirectional) broadcast of the shapes; InputError naming them otherwise.
+Shape broadcast_shapes(std::span<const Shape> shapes, const std::string& what);
+// For each element of `out` in row-major order, the row-major element of `in` it reads when
+// `in` is broadcast to `out` (`in` must broadcast to `out`).
+std::vector<int64_t> broadcast_map(const Shape& in, const Shape& out);
+// `t` broadcast to `out` (a copy of the values); InputError naming `what` when it does not.
+Tensor broadcast_to(const Tensor& t, const Shape& out, const std::string& what);
+
+// ---- shapes and indices ----
+
+// Advances a row-major multi-index; false after the last one.
+bool next_index(std::vector<int64_t>& idx, const Shape& shape);
+int64_t product(const Shape& s, size_t begin, size_t end);
+// (outer, n, inner): the sizes before, along and after `axis`, for kernels that reduce or
+// normalize along one axis: element (o, i, k) sits at (o * n + i) * inner + k.
+struct AxisSplit {
+  int64_t outer, n, inner;
+};
+AxisSplit split_at(const Shape& s, int64_t axis);
+
+// The dtype shared by inputs i and j (Undefined counts as compatible); InputError otherwise.
+DType common_dtype(const KernelArgs& a, size_t i, size_t j);
+
+// r rounded toward zero, as integer division and float-to-int casts do.
+Rational truncate(const Rational& r);
+
+// Registers `kernel` under each since-version in `versions` (ONNX revisions that did not change
+// the semantics onnx-tv models still get their entry, so the conformance table is complete).
+void add_op(std::vector<OpDef>& defs, const std::string& op_type, std::vector<int> versions,
+            Kernel kernel);
+
+// The floats of a Float-kind attribute list / scalar turned into Values (float32 meaning).
+std::vector<Value> float_values(Context& ctx, const std::vector<double>& fs);
+
+}  // namespace onnx_tv::ops::detail

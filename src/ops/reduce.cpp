@@ -1,0 +1,100 @@
+// Reductions. Each output element is one n-ary Context call over the elements it reduces
+// (sum, max), so a reduction split across ranks and summed again compares term for term.
+#include <functional>
+
+#include "ops/kernel_util.h"
+
+namespace onnx_tv::ops::detail {
+
+namespace {
+
+using Reducer = std::function<Value(Context&, DType, std::span<const Value>)>;
+
+// Which axes to reduce, from the attribute (older versions) or input #1 (newer ones).
+// nullopt: leave the tensor as it is (noop_with_empty_axes with no axes).
+std::optional<std::vector<int64_t>> reduce_axes(KernelArgs& a, bool axes_input) {
+  const int64_t rank = input(a, 0).rank();
+  std::vector<int64_t> axes;
+  if (axes_input) {
+    if (const Tensor* t = optional_input(a, 1)) axes = const_ints(a.ctx, *t, "axes (input #1)");
+    if (axes.empty()) {
+      if (attr_int(a.node, "noop_with_empty_axes", 0) != 0) return std::nullopt;
+    }
+  } else {
+    axes = attr_ints_opt(a.node, "axes").value_or(std::vector<int64_t>{});
+  }
+  if (axes.empty()) {  // reduce over every axis
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+    return axes;
+  }
+  return normalize_axes(axes, rank, "axes");
+}
+
+std::vector<Tensor> reduce(KernelArgs& a, bool axes_input, const Reducer& f) {
+  expect_input_count(a, 1, axes_input ? 2 : 1);
+  const Tensor& x = input(a, 0);
+  std::optional<std::vector<int64_t>> axes = reduce_axes(a, axes_input);
+  if (!axes) return {x};
+  const bool keepdims = attr_int(a.node, "keepdims", 1) != 0;
+
+  std::vector<bool> reduced(x.shape.size(), false);
+  for (int64_t ax : *axes) reduced[ax] = true;
+  // The output index of an input element: its index with the reduced dimensions set to 0.
+  Shape kept_shape = x.shape, out_shape;
+  for (size_t d = 0; d < x.shape.size(); ++d) {
+    if (reduced[d]) kept_shape[d] = 1;
+    if (!reduced[d] || keepdims) out_shape.push_back(kept_shape[d]);
+  }
+  const int64_t n_out = ir::element_count(kept_shape);
+  const std::vector<int64_t> out_st = ir::strides(kept_shape);
+  std::vector<std::vector<Value>> groups(n_out);
+  std::vector<int64_t> idx(x.shape.size(), 0);
+  for (int64_t k = 0; k < x.size(); ++k, next_index(idx, x.shape)) {
+    int64_t o = 0;
+    for (size_t d = 0; d < idx.size(); ++d) if (!reduced[d]) o += idx[d] * out_st[d];
+    groups[o].push_back(x.data[k]);
+  }
+  std::vector<Value> out;
+  out.reserve(n_out);
+  for (const auto& g : groups) out.push_back(f(a.ctx, x.dtype, g));
+  return {ir::make_tensor(x.dtype, std::move(out_shape), std::move(out))};
+}
+
+Value sum_of(Context& ctx, DType, std::span<const Value> xs) { return ctx.sum(xs); }
+
+Value mean_of(Context& ctx, DType, std::span<const Value> xs) {
+  if (xs.empty()) throw InputError("ReduceMean over an empty set of values is undefined");
+  return ctx.mul(ctx.sum(xs), ctx.constant(Rational(1, long(xs.size()))));
+}
+
+Value sum_square_of(Context& ctx, DType, std::span<const Value> xs) {
+  return ctx.dot(xs, xs);
+}
+
+// ONNX (opset 18) defines the max of nothing as -inf for float types.
+Value max_of(Context& ctx, DType t, std::span<const Value> xs) {
+  if (xs.empty()) {
+    if (ir::is_float(t)) return Context::neg_inf();
+    throw InputError("ReduceMax over an empty set of " + ir::dtype_name(t) + " values");
+  }
+  return ctx.max(xs);
+}
+
+Kernel reduce_kernel(bool axes_input, Reducer f) {
+  return [axes_input, f](KernelArgs& a) { return reduce(a, axes_input, f); };
+}
+
+}  // namespace
+
+void add_reduce_ops(std::vector<OpDef>& defs) {
+  add_op(defs, "ReduceSum", {1, 11}, reduce_kernel(false, sum_of));
+  add_op(defs, "ReduceSum", {13}, reduce_kernel(true, sum_of));
+  add_op(defs, "ReduceMean", {1, 11, 13}, reduce_kernel(false, mean_of));
+  add_op(defs, "ReduceMean", {18}, reduce_kernel(true, mean_of));
+  add_op(defs, "ReduceMax", {1, 11, 12, 13}, reduce_kernel(false, max_of));
+  add_op(defs, "ReduceMax", {18}, reduce_kernel(true, max_of));
+  add_op(defs, "ReduceSumSquare", {1, 11, 13}, reduce_kernel(false, sum_square_of));
+  add_op(defs, "ReduceSumSquare", {18}, reduce_kernel(true, sum_square_of));
+}
+
+}  // namespace onnx_tv::ops::detail

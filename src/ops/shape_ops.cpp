@@ -1,0 +1,321 @@
+// Ops that move elements without computing: Reshape, Flatten, Squeeze, Unsqueeze, Concat, Split,
+// Slice, Transpose, Expand, Tile. Values are copied, never rebuilt, so a slice of a symbolic
+// tensor holds the very Values of the whole.
+#include <algorithm>
+#include <numeric>
+
+#include "ops/kernel_util.h"
+
+namespace onnx_tv::ops::detail {
+
+namespace {
+
+// Output element idx reads input element in_offset(idx).
+template <class F>
+Tensor remap(const Tensor& x, Shape out_shape, F in_offset) {
+  const int64_t n = ir::element_count(out_shape);
+  std::vector<Value> data;
+  data.reserve(n);
+  std::vector<int64_t> idx(out_shape.size(), 0);
+  for (int64_t k = 0; k < n; ++k, next_index(idx, out_shape)) data.push_back(x.data[in_offset(idx)]);
+  return ir::make_tensor(x.dtype, std::move(out_shape), std::move(data));
+}
+
+Tensor with_shape(const Tensor& x, Shape s) { return ir::make_tensor(x.dtype, std::move(s), x.data); }
+
+std::vector<Tensor> reshape_kernel(KernelArgs& a) {
+  expect_input_count(a, 2, 2);
+  const Tensor& x = input(a, 0);
+  const std::vector<int64_t> target = const_ints(a.ctx, input(a, 1), "shape (input #1)");
+  const bool allowzero = attr_int(a.node, "allowzero", 0) != 0;
+  const std::string what = "target shape " + ir::shape_string(target) + " for data of shape " +
+                           ir::shape_string(x.shape);
+  Shape out;
+  int64_t infer = -1, known = 1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    int64_t s = target[i];
+    if (s == -1) {
+      if (infer >= 0) throw InputError(what + ": more than one -1");
+      infer = int64_t(i);
+      out.push_back(1);
+      continue;
+    }
+    if (s == 0 && !allowzero) {
+      if (i >= x.shape.size()) throw InputError(what + ": 0 at a position the data lacks");
+      s = x.shape[i];
+    }
+    if (s < 0) throw InputError(what + ": negative size " + std::to_string(s));
+    out.push_back(s);
+    known *= s;
+  }
+  if (infer >= 0) {
+    if (known == 0 || x.size() % known != 0) throw InputError(what + ": cannot infer the -1");
+    out[infer] = x.size() / known;
+  }
+  if (ir::element_count(out) != x.size()) throw InputError(what + ": element counts differ");
+  return {with_shape(x, std::move(out))};
+}
+
+std::vector<Tensor> flatten_kernel(KernelArgs& a) {
+  expect_input_count(a, 1, 1);
+  const Tensor& x = input(a, 0);
+  int64_t axis = attr_int(a.node, "axis", 1);
+  if (axis < -x.rank() || axis > x.rank()) {
+    throw InputError("axis " + std::to_string(axis) + " is out of range for rank " +
+                     std::to_string(x.rank()));
+  }
+  if (axis < 0) axis += x.rank();
+  return {with_shape(x, {product(x.shape, 0, axis), product(x.shape, axis, x.shape.size())})};
+}
+
+// Axes of Squeeze/Unsqueeze: input #1 from opset 13, the attribute before.
+std::optional<std::vector<int64_t>> axes_arg(KernelArgs& a, bool from_input) {
+  if (!from_input) return attr_ints_opt(a.node, "axes");
+  const Tensor* t = optional_input(a, 1);
+  if (!t) return std::nullopt;
+  return const_ints(a.ctx, *t, "axes (input #1)");
+}
+
+Kernel squeeze_kernel(bool from_input) {
+  return [from_input](KernelArgs& a) {
+    expect_input_count(a, 1, from_input ? 2 : 1);
+    const Tensor& x = input(a, 0);
+    std::vector<bool> drop(x.shape.size(), false);
+    if (auto axes = axes_arg(a, from_input)) {
+      for (int64_t ax : normalize_axes(*axes, x.rank(), "axes")) {
+        if (x.shape[ax] != 1) {
+          throw InputError("cannot squeeze axis " + std::to_string(ax) + " of shape " +
+                           ir::shape_string(x.shape) + ": its size is not 1");
+        }
+        drop[ax] = true;
+      }
+    } else {
+      for (size_t d = 0; d < drop.size(); ++d) drop[d] = x.shape[d] == 1;
+    }
+    Shape out;
+    for (size_t d = 0; d < drop.size(); ++d) if (!drop[d]) out.push_back(x.shape[d]);
+    return std::vector<Tensor>{with_shape(x, std::move(out))};
+  };
+}
+
+Kernel unsqueeze_kernel(bool from_input) {
+  return [from_input](KernelArgs& a) {
+    expect_input_count(a, from_input ? 2 : 1, from_input ? 2 : 1);
+    const Tensor& x = input(a, 0);
+    auto axes = axes_arg(a, from_input);
+    if (!axes) throw InputError("axes are required");
+    const int64_t rank = x.rank() + int64_t(axes->size());
+    std::vector<bool> added(rank, false);
+    for (int64_t ax : normalize_axes(*axes, rank, "axes")) added[ax] = true;
+    Shape out;
+    size_t next = 0;
+    for (int64_t d = 0; d < rank; ++d) out.push_back(added[d] ? 1 : x.shape[next++]);
+    return std::vector<Tensor>{with_shape(x, std::move(out))};
+  };
+}
+
+std::vector<Tensor> concat_kernel(KernelArgs& a) {
+  if (a.inputs.empty()) throw InputError("needs at least one input");
+  const Tensor& first = input(a, 0);
+  const int64_t axis =
+      normalize_axis(required_attr(a.node, "axis", ir::Attribute::Kind::Int).i, first.rank(), "axis");
+  Shape out = first.shape;
+  out[axis] = 0;
+  for (size_t n = 0; n < a.inputs.size(); ++n) {
+    const Tensor& t = input(a, n);
+    common_dtype(a, 0, n);
+    bool ok = t.rank() == first.rank();
+    for (int64_t d = 0; ok && d < t.rank(); ++d) ok = d == axis || t.shape[d] == first.shape[d];
+    if (!ok) {
+      throw InputError(input_label(a, n) + " has shape " + ir::shape_string(t.shape) +
+                       ", which does not match " + ir::shape_string(first.shape) +
+                       " outside axis " + std::to_string(axis));
+    }
+    out[axis] += t.shape[axis];
+  }
+  const int64_t outer = product(out, 0, axis), inner = product(out, axis + 1, out.size());
+  std::vector<Value> data;
+  data.reserve(ir::element_count(out));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const Tensor* t : a.inputs) {
+      const int64_t chunk = t->shape[axis] * inner;
+      data.insert(data.end(), t->data.begin() + o * chunk, t->data.begin() + (o + 1) * chunk);
+    }
+  }
+  return {ir::make_tensor(first.dtype, std::move(out), std::move(data))};
+}
+
+// version 11: `split` attribute; 13: `split` input; 18: also `num_outputs` (last chunk smaller).
+Kernel split_kernel(int version) {
+  return [version](KernelArgs& a) {
+    expect_input_count(a, 1, version >= 13 ? 2 : 1);
+    const Tensor& x = input(a, 0);
+    const int64_t axis = normalize_axis(attr_int(a.node, "axis", 0), x.rank(), "axis");
+    const int64_t dim = x.shape[axis];
+    std::optional<std::vector<int64_t>> sizes;
+    if (version >= 13) {
+      if (const Tensor* s = optional_input(a, 1)) sizes = const_ints(a.ctx, *s, "split (input #1)");
+    } else {
+      sizes = attr_ints_opt(a.node, "split");
+    }
+    const auto num_attr = version >= 18 ? attr_int_opt(a.node, "num_outputs") : std::nullopt;
+    if (sizes && num_attr) throw InputError("gives both the split input and num_outputs");
+    if (!sizes) {
+      const int64_t n = num_attr ? *num_attr : int64_t(a.node.outputs.size());
+      if (n <= 0) throw InputError("number of outputs must be positive");
+      if (!num_attr && dim % n != 0) {
+        throw InputError("axis " + std::to_string(axis) + " of size " + std::to_string(dim) +
+                         " does not split evenly into " + std::to_string(n) + " outputs");
+      }
+      const int64_t chunk = (dim + n - 1) / n;
+      sizes.emplace();
+      for (int64_t left = dim, i = 0; i < n; ++i, left -= chunk) {
+        sizes->push_back(std::max<int64_t>(0, std::min(chunk, left)));
+      }
+    }
+    int64_t total = 0;
+    for (int64_t s : *sizes) {
+      if (s < 0) throw InputError("split sizes " + ir::shape_string(*sizes) + " hold a negative");
+      total += s;
+    }
+    if (total != dim) {
+      throw InputError("split sizes " + ir::shape_string(*sizes) + " do not add up to " +
+                       std::to_string(dim) + ", the size of axis " + std::to_string(axis));
+    }
+    if (!a.node.outputs.empty() && a.node.outputs.size() != sizes->size()) {
+      throw InputError("has " + std::to_string(a.node.outputs.size()) + " outputs but " +
+                       std::to_string(sizes->size()) + " split sizes");
+    }
+    const int64_t outer = product(x.shape, 0, axis), inner = product(x.shape, axis + 1, x.rank());
+    std::vector<Tensor> out;
+    int64_t start = 0;
+    for (int64_t s : *sizes) {
+      Shape shape = x.shape;
+      shape[axis] = s;
+      std::vector<Value> data;
+      for (int64_t o = 0; o < outer; ++o) {
+        auto from = x.data.begin() + (o * dim + start) * inner;
+        data.insert(data.end(), from, from + s * inner);
+      }
+      out.push_back(ir::make_tensor(x.dtype, std::move(shape), std::move(data)));
+      start += s;
+    }
+    return out;
+  };
+}
+
+std::vector<Tensor> slice_kernel(KernelArgs& a) {
+  expect_input_count(a, 3, 5);
+  const Tensor& x = input(a, 0);
+  const std::vector<int64_t> starts = const_ints(a.ctx, input(a, 1), "starts (input #1)");
+  const std::vector<int64_t> ends = const_ints(a.ctx, input(a, 2), "ends (input #2)");
+  std::vector<int64_t> axes(starts.size()), steps(starts.size(), 1);
+  std::iota(axes.begin(), axes.end(), 0);
+  if (const Tensor* t = optional_input(a, 3)) axes = const_ints(a.ctx, *t, "axes (input #3)");
+  if (const Tensor* t = optional_input(a, 4)) steps = const_ints(a.ctx, *t, "steps (input #4)");
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size()) {
+    throw InputError("starts, ends, axes and steps must have the same length (" +
+                     std::to_string(starts.size()) + ", " + std::to_string(ends.size()) + ", " +
+                     std::to_string(axes.size()) + ", " + std::to_string(steps.size()) + ")");
+  }
+  axes = normalize_axes(axes, x.rank(), "axes");
+  std::vector<int64_t> first(x.rank(), 0), step(x.rank(), 1);
+  Shape out = x.shape;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t ax = axes[i], dim = x.shape[ax], st = steps[i];
+    if (st == 0) throw InputError("step for axis " + std::to_string(ax) + " is 0");
+    // Clamping as the ONNX spec gives it; large sentinels (INT64_MAX) clamp without overflow.
+    int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
+    int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
+    if (st > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      out[ax] = e > s ? (e - s + st - 1) / st : 0;
+    } else {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      out[ax] = s > e ? (s - e - st - 1) / -st : 0;
+    }
+    first[ax] = s;
+    step[ax] = st;
+  }
+  const std::vector<int64_t> st = ir::strides(x.shape);
+  return {remap(x, out, [&](const std::vector<int64_t>& idx) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d) off += (first[d] + idx[d] * step[d]) * st[d];
+    return off;
+  })};
+}
+
+std::vector<Tensor> transpose_kernel(KernelArgs& a) {
+  expect_input_count(a, 1, 1);
+  const Tensor& x = input(a, 0);
+  std::vector<int64_t> perm(x.rank());
+  std::iota(perm.rbegin(), perm.rend(), 0);
+  if (auto p = attr_ints_opt(a.node, "perm")) perm = *p;
+  if (int64_t(perm.size()) != x.rank()) {
+    throw InputError("perm " + ir::shape_string(perm) + " does not fit shape " +
+                     ir::shape_string(x.shape));
+  }
+  perm = normalize_axes(perm, x.rank(), "perm");
+  Shape out(perm.size());
+  for (size_t d = 0; d < perm.size(); ++d) out[d] = x.shape[perm[d]];
+  const std::vector<int64_t> st = ir::strides(x.shape);
+  return {remap(x, out, [&](const std::vector<int64_t>& idx) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d) off += idx[d] * st[perm[d]];
+    return off;
+  })};
+}
+
+std::vector<Tensor> expand_kernel(KernelArgs& a) {
+  expect_input_count(a, 2, 2);
+  const Tensor& x = input(a, 0);
+  const std::vector<int64_t> s = const_ints(a.ctx, input(a, 1), "shape (input #1)");
+  const Shape shapes[] = {x.shape, Shape(s.begin(), s.end())};
+  Shape out = broadcast_shapes(shapes, "data and the target shape");
+  return {broadcast_to(x, out, input_label(a, 0))};
+}
+
+std::vector<Tensor> tile_kernel(KernelArgs& a) {
+  expect_input_count(a, 2, 2);
+  const Tensor& x = input(a, 0);
+  const std::vector<int64_t> reps = const_ints(a.ctx, input(a, 1), "repeats (input #1)");
+  if (int64_t(reps.size()) != x.rank()) {
+    throw InputError("repeats " + ir::shape_string(reps) + " must have one entry per dimension of " +
+                     ir::shape_string(x.shape));
+  }
+  Shape out = x.shape;
+  for (size_t d = 0; d < reps.size(); ++d) {
+    if (reps[d] < 0) throw InputError("repeats " + ir::shape_string(reps) + " hold a negative");
+    out[d] *= reps[d];
+  }
+  const std::vector<int64_t> st = ir::strides(x.shape);
+  return {remap(x, out, [&](const std::vector<int64_t>& idx) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d) off += (idx[d] % x.shape[d]) * st[d];
+    return off;
+  })};
+}
+
+}  // namespace
+
+void add_shape_ops(std::vector<OpDef>& defs) {
+  add_op(defs, "Reshape", {5, 13, 14, 19}, reshape_kernel);
+  add_op(defs, "Flatten", {1, 9, 11, 13}, flatten_kernel);
+  add_op(defs, "Squeeze", {1, 11}, squeeze_kernel(false));
+  add_op(defs, "Squeeze", {13}, squeeze_kernel(true));
+  add_op(defs, "Unsqueeze", {1, 11}, unsqueeze_kernel(false));
+  add_op(defs, "Unsqueeze", {13}, unsqueeze_kernel(true));
+  add_op(defs, "Concat", {4, 11, 13}, concat_kernel);
+  add_op(defs, "Split", {2, 11}, split_kernel(11));
+  add_op(defs, "Split", {13}, split_kernel(13));
+  add_op(defs, "Split", {18}, split_kernel(18));
+  add_op(defs, "Slice", {10, 11, 13}, slice_kernel);
+  add_op(defs, "Transpose", {1, 13}, transpose_kernel);
+  add_op(defs, "Expand", {8, 13}, expand_kernel);
+  add_op(defs, "Tile", {6, 13}, tile_kernel);
+}
+
+}  // namespace onnx_tv::ops::detail
