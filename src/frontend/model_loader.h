@@ -7,13 +7,24 @@
 
 namespace onnx_tv::frontend {
 
+struct LoadOptions {
+  // Runs ONNX shape inference first so that value_info also holds the shapes it can infer
+  // (Recv outputs, intermediate values). Inference failures are ignored: the file's own
+  // declarations are kept as they are.
+  bool infer_shapes = false;
+};
+
 // Reads and converts a model. InputError naming the file on anything unreadable or malformed
 // (missing file, not a ModelProto, IR version < 7, external data that is not there, an
 // initializer of an unsupported type). Older default-domain opsets are read where the op
 // registry has their semantics.
 ir::Graph load_model(const std::string& path);
+ir::Graph load_model(const std::string& path, const LoadOptions& options);
 
-// The same, from bytes already in memory; `name` is used in messages.
+// The same, from bytes already in memory; `name` is used in messages, and external data is
+// looked up in the folder `name` lies in.
 ir::Graph parse_model(const std::string& bytes, const std::string& name);
+ir::Graph parse_model(const std::string& bytes, const std::string& name,
+                      const LoadOptions& options);
 
 }  // namespace onnx_tv::frontend

@@ -1,0 +1,32 @@
+#pragma once
+// Private to the frontend: conversions from libonnx's protobuf classes to the ir. Kept apart
+// from the public headers so that nothing outside the frontend sees protobuf.
+#include <string>
+
+#include <onnx/onnx_pb.h>
+
+#include "ir/graph.h"
+
+namespace onnx_tv::frontend::detail {
+
+// Where a tensor comes from, for messages and for external data.
+struct TensorSource {
+  std::string file;      // the model file, as named in messages
+  std::string base_dir;  // where external data locations are resolved ("" : current dir)
+  std::string what;      // "initializer 'w'" or "attribute 'value' of Constant node 'c'"
+};
+
+// The values of a dense tensor: floats exactly as stored, integers and bools as ints.
+// InputError (naming source.file and source.what) on string tensors, unknown element types,
+// a wrong number of stored values, and external data that cannot be read.
+ir::ConstTensor convert_tensor(const onnx::TensorProto& t, const TensorSource& source);
+
+// A sparse tensor made dense (absent elements are zero).
+ir::ConstTensor convert_sparse_tensor(const onnx::SparseTensorProto& t,
+                                      const TensorSource& source);
+
+// Exact values of the 16-bit float formats, decoded from their bit patterns.
+double half_to_double(uint16_t bits);
+double bfloat16_to_double(uint16_t bits);
+
+}  // namespace onnx_tv::frontend::detail

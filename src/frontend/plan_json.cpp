@@ -1,0 +1,118 @@
+// load_plan: the shards folder as a whole (plan-format sections 2 to 4). plan.json, when
+// present, is read strictly; the programs are loaded; bindings from plan.json and from every
+// program's metadata are merged, expanded to one per rank, and checked for duplicates.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/errors.h"
+#include "frontend/plan_detail.h"
+
+namespace onnx_tv::frontend {
+
+namespace fs = std::filesystem;
+using detail::Json;
+
+namespace {
+
+constexpr const char* kFormat = "onnx-tv.plan/1";
+constexpr const char* kMetadataKey = "onnx_tv.bindings";
+
+Json read_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot be opened");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  try {
+    return Json::parse(buf.str());
+  } catch (const Json::parse_error& e) {
+    throw InputError(path + ": not valid JSON (" + e.what() + ")");
+  }
+}
+
+// The top level of plan.json, before the programs are known.
+void read_header(Plan& plan, const Json& j, const std::string& where) {
+  detail::json_object(j, where);
+  detail::check_keys(j, where, {"format", "world_size", "mesh", "ranks", "programs", "bindings"});
+  if (j.contains("format")) {
+    const std::string f = detail::json_string(j["format"], where + " format");
+    if (f != kFormat) {
+      detail::json_fail(where + " format", "'" + f + "' is not a known format (expected \"" +
+                                               kFormat + "\")");
+    }
+  }
+  if (!j.contains("world_size")) {
+    detail::json_fail(where, "missing 'world_size' (the number of ranks), which is required");
+  }
+  plan.world_size = detail::json_int(j["world_size"], where + " world_size");
+  if (plan.world_size < 1) {
+    detail::json_fail(where + " world_size",
+                      std::to_string(plan.world_size) + " (expected at least 1)");
+  }
+  if (j.contains("mesh")) plan.mesh = detail::parse_mesh(j["mesh"], where + " mesh", plan.world_size);
+}
+
+void read_metadata_bindings(Plan& plan) {
+  for (size_t p = 0; p < plan.programs.size(); ++p) {
+    const ir::Graph& g = *plan.programs[p];
+    auto it = g.metadata.find(kMetadataKey);
+    if (it == g.metadata.end()) continue;
+    const std::string where = g.file + " metadata " + kMetadataKey;
+    Json list;
+    try {
+      list = Json::parse(it->second);
+    } catch (const Json::parse_error& e) {
+      throw InputError(where + ": not valid JSON (" + e.what() + ")");
+    }
+    detail::json_array(list, where);
+    std::vector<int64_t> ranks;
+    for (int64_t r = 0; r < plan.world_size; ++r) {
+      if (plan.rank_program[size_t(r)] == p) ranks.push_back(r);
+    }
+    const detail::BindingScope scope{&plan.mesh, plan.world_size, &ranks};
+    for (size_t i = 0; i < list.size(); ++i) {
+      for (Binding& b : detail::parse_binding(list[i], where + "[" + std::to_string(i) + "]",
+                                              scope)) {
+        plan.bindings.push_back(std::move(b));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Plan load_plan(const std::string& shards_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(shards_dir, ec)) {
+    throw InputError(shards_dir + ": " +
+                     (fs::exists(shards_dir, ec) ? "is not a folder" : "no such folder") +
+                     " (expected the shards folder holding plan.json or rank<N>.onnx files)");
+  }
+  Plan plan;
+  plan.dir = shards_dir;
+  const std::string manifest_path = (fs::path(shards_dir) / "plan.json").string();
+  std::optional<Json> manifest;
+  if (fs::exists(manifest_path, ec)) {
+    manifest = read_json_file(manifest_path);
+    read_header(plan, *manifest, manifest_path);
+  }
+  detail::load_programs(plan, manifest ? &*manifest : nullptr, manifest_path);
+
+  if (manifest && manifest->contains("bindings")) {
+    const std::string where = manifest_path + " bindings";
+    const Json& list = detail::json_array((*manifest)["bindings"], where);
+    const detail::BindingScope scope{&plan.mesh, plan.world_size, nullptr};
+    for (size_t i = 0; i < list.size(); ++i) {
+      for (Binding& b : detail::parse_binding(list[i], where + "[" + std::to_string(i) + "]",
+                                              scope)) {
+        plan.bindings.push_back(std::move(b));
+      }
+    }
+  }
+  read_metadata_bindings(plan);
+  detail::check_binding_values(plan);
+  detail::check_duplicate_bindings(plan.bindings);
+  return plan;
+}
+
+}  // namespace onnx_tv::frontend
