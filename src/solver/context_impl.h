@@ -1,0 +1,130 @@
+#pragma once
+// Private to the solver: the hash-consed storage behind Context and the helpers its files
+// share. Atoms, monomials and polynomials live in vectors and are named by their index; an
+// intern table per kind maps content to index, so building a node that exists returns it.
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "solver/context.h"
+
+namespace onnx_tv::solver {
+
+using MonoId = uint32_t;
+using Factor = std::pair<AtomId, Rational>;  // atom^exponent
+using Term = std::pair<MonoId, Rational>;    // coefficient * monomial
+
+inline uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+inline uint64_t hash_combine(uint64_t h, uint64_t v) { return mix64(h ^ (v + 0x632be59bd9b4e019ULL + (h << 6))); }
+uint64_t hash_rational(const Rational& r);
+
+enum : uint8_t {
+  kHasSymbol = 1,    // a symbol occurs (so the value is not a constant)
+  kHasFunction = 2,  // a function atom occurs (so exact evaluation may not apply)
+  kIrregular = 4,    // monomial only: a factor that must be rewritten (inv(q)^-1, sqrt(p)^2)
+};
+
+struct AtomNode {
+  Fn fn;
+  std::vector<PolyId> args;
+  Rational exponent;  // Pow only
+  std::string name;   // Symbol only
+  uint64_t hash = 0;
+  uint8_t flags = 0;
+};
+
+struct MonoNode {
+  std::vector<Factor> factors;  // sorted by atom, nonzero exponents
+  uint64_t hash = 0;
+  uint8_t flags = 0;
+};
+
+struct PolyNode {
+  std::vector<Term> terms;  // sorted by monomial, nonzero coefficients
+  uint64_t hash = 0;
+  uint8_t flags = 0;
+};
+
+// Open addressing over ids. The hash is kept beside the id so most probes never touch nodes.
+class InternTable {
+ public:
+  template <class Eq>
+  uint32_t find(uint64_t hash, Eq&& eq) const {
+    if (slots_.empty()) return kNone;
+    size_t mask = slots_.size() - 1;
+    for (size_t i = hash & mask;; i = (i + 1) & mask) {
+      const auto& s = slots_[i];
+      if (s.second == kNone) return kNone;
+      if (s.first == hash && eq(s.second)) return s.second;
+    }
+  }
+  void insert(uint64_t hash, uint32_t id);
+  static constexpr uint32_t kNone = 0xffffffffu;
+
+ private:
+  std::vector<std::pair<uint64_t, uint32_t>> slots_;
+  size_t count_ = 0;
+};
+
+// p = c * m * rest, where c is the leading coefficient, m the monomial content and rest has
+// leading coefficient 1 and no monomial content.
+struct Primitive {
+  Rational c;
+  MonoId m;
+  PolyId rest;
+};
+
+struct Context::Impl {
+  explicit Impl(Context& c);
+
+  Context& ctx;
+  std::vector<AtomNode> atoms;
+  std::vector<MonoNode> monos;
+  std::vector<PolyNode> polys;
+  InternTable atom_table, mono_table, poly_table;
+  std::unordered_map<std::string, AtomId> symbols;
+  std::unordered_map<uint64_t, MonoId> mono_mul_cache;
+  std::unordered_map<PolyId, Primitive> primitive_cache;
+  std::unordered_map<PolyId, Value> recip_cache, exp_cache, log_cache;
+  MonoId one_mono = 0;
+  AtomId e_atom = InternTable::kNone;  // exp(1), created on first use
+
+  // Interning. Inputs must already be canonical (sorted, nonzero).
+  AtomId intern_atom(AtomNode n);
+  MonoId intern_mono(std::vector<Factor> factors);
+  PolyId intern_poly(std::vector<Term> terms);
+
+  MonoId mono_mul(MonoId a, MonoId b);
+  MonoId mono_pow(MonoId a, const Rational& q);  // every exponent times q
+  MonoId mono_of_atom(AtomId a, const Rational& e);
+  PolyId poly_of_atom(AtomId a);  // 1 * a^1
+  Value value_of_atom(AtomId a, const Rational& e);
+  Value term_value(MonoId m, const Rational& c);
+  AtomId exp_one();
+
+  // Turns sorted, zero-free terms into a Value, rewriting irregular monomials.
+  Value make(std::vector<Term> terms);
+  Value expand_irregular(const Term& t);
+
+  const Primitive& primitive(PolyId p);
+  bool is_rational(PolyId p) const;
+  bool single_atom(PolyId p, AtomId* a, Rational* coef) const;  // p = coef * a^1
+  int sign_of_constant(Value v) const;                             // 0 when unknown
+  Value scale(Value v, const Rational& c);
+  Value rational_pow(const Rational& base, const Rational& q);
+  Value pow_int(Value base, const mpz_class& n);
+  Value odd_function(Fn fn, Value a, bool odd);  // erf, sin (odd) and cos (even)
+  Value extreme(std::span<const Value> xs, bool is_max);
+};
+
+// Sorts terms by monomial and sums duplicates, dropping zeros.
+void sort_and_combine(std::vector<Term>& terms);
+
+}  // namespace onnx_tv::solver

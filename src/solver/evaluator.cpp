@@ -1,0 +1,147 @@
+// Numeric evaluation at a point: exact over the rationals where every atom has a rational
+// value (symbols, inverses, max/min/abs of such), long double otherwise.
+#include "solver/evaluator.h"
+
+#include <cmath>
+#include <limits>
+
+namespace onnx_tv::solver {
+namespace {
+
+long double to_long_double(const Rational& r) {
+  const mpz_class& n = r.get_num();
+  const mpz_class& d = r.get_den();
+  if (n.fits_slong_p() && d.fits_slong_p())
+    return static_cast<long double>(n.get_si()) / static_cast<long double>(d.get_si());
+  // Scale into range before dividing so huge numerators and denominators keep their ratio.
+  long en = 0, ed = 0;
+  double mn = mpz_get_d_2exp(&en, n.get_mpz_t());
+  double md = mpz_get_d_2exp(&ed, d.get_mpz_t());
+  return std::ldexp(static_cast<long double>(mn) / md, int(en - ed));
+}
+
+constexpr long double kNaN = std::numeric_limits<long double>::quiet_NaN();
+constexpr long double kInf = std::numeric_limits<long double>::infinity();
+
+}  // namespace
+
+Evaluator::Evaluator(const Context& ctx, std::function<Rational(const std::string&)> symbol_value)
+    : ctx_(ctx), symbol_value_(std::move(symbol_value)) {}
+
+std::optional<Rational> Evaluator::exact(Value v) {
+  if (!v.is_finite()) return std::nullopt;
+  auto memo = exact_polys_.find(v.poly);
+  if (memo != exact_polys_.end()) return memo->second;
+  std::optional<Rational> total = Rational(0);
+  for (size_t i = 0, n = ctx_.poly_term_count(v.poly); i < n && total; ++i) {
+    TermView t = ctx_.term(v.poly, i);
+    Rational prod = *t.coefficient;
+    for (const auto& [a, e] : t.factors) {
+      if (e.get_den() != 1 || !e.get_num().fits_slong_p()) {
+        total.reset();
+        break;
+      }
+      auto it = exact_atoms_.find(a);
+      if (it == exact_atoms_.end()) {
+        AtomView av = ctx_.atom(a);
+        std::optional<Rational> x;
+        auto arg = [&](size_t k) { return exact(Value{av.args[k], 0}); };
+        switch (av.fn) {
+          case Fn::Symbol: x = symbol_value_(*av.name); break;
+          case Fn::Inv:
+            if ((x = arg(0)) && sgn(*x) != 0) x = 1 / *x;
+            else x.reset();
+            break;
+          case Fn::Abs:
+            if ((x = arg(0))) x = ::abs(*x);
+            break;
+          case Fn::Max:
+          case Fn::Min:
+            for (size_t k = 0; k < av.args.size(); ++k) {
+              auto y = arg(k);
+              if (!y) {
+                x.reset();
+                break;
+              }
+              if (k == 0 || (av.fn == Fn::Max ? *y > *x : *y < *x)) x = y;
+            }
+            break;
+          default: break;
+        }
+        it = exact_atoms_.emplace(a, x).first;
+      }
+      if (!it->second) {
+        total.reset();
+        break;
+      }
+      long k = e.get_num().get_si();
+      const Rational& base = *it->second;
+      if (k < 0 && sgn(base) == 0) {
+        total.reset();
+        break;
+      }
+      Rational p;
+      mpz_pow_ui(p.get_num_mpz_t(), base.get_num_mpz_t(), std::labs(k));
+      mpz_pow_ui(p.get_den_mpz_t(), base.get_den_mpz_t(), std::labs(k));
+      p.canonicalize();
+      prod *= k < 0 ? Rational(1 / p) : p;
+    }
+    if (total) *total += prod;
+  }
+  exact_polys_.emplace(v.poly, total);
+  return total;
+}
+
+long double Evaluator::approx(Value v) {
+  if (!v.is_finite()) return v.inf > 0 ? kInf : -kInf;
+  auto memo = approx_polys_.find(v.poly);
+  if (memo != approx_polys_.end()) return memo->second;
+  long double total = 0;
+  for (size_t i = 0, n = ctx_.poly_term_count(v.poly); i < n; ++i) {
+    TermView t = ctx_.term(v.poly, i);
+    long double prod = to_long_double(*t.coefficient);
+    for (const auto& [a, e] : t.factors) {
+      AtomView av = ctx_.atom(a);
+      auto arg = [&](size_t k) { return approx(Value{av.args[k], 0}); };
+      long double ex = to_long_double(e);
+      if (av.fn == Fn::Exp) {
+        // exp(t)^q evaluated as exp(q t) keeps precision and range.
+        prod *= std::exp(ex * arg(0));
+        continue;
+      }
+      auto it = approx_atoms_.find(a);
+      if (it == approx_atoms_.end()) {
+        long double x = kNaN;
+        switch (av.fn) {
+          case Fn::Symbol: x = to_long_double(symbol_value_(*av.name)); break;
+          case Fn::Log: x = arg(0) > 0 ? std::log(arg(0)) : kNaN; break;
+          case Fn::Sqrt: x = arg(0) >= 0 ? std::sqrt(arg(0)) : kNaN; break;
+          case Fn::Inv: x = arg(0) != 0 ? 1 / arg(0) : kNaN; break;
+          case Fn::Erf: x = std::erf(arg(0)); break;
+          case Fn::Sin: x = std::sin(arg(0)); break;
+          case Fn::Cos: x = std::cos(arg(0)); break;
+          case Fn::Abs: x = std::fabs(arg(0)); break;
+          case Fn::Pow: x = arg(0) >= 0 ? std::pow(arg(0), to_long_double(*av.exponent)) : kNaN; break;
+          case Fn::Max:
+          case Fn::Min:
+            for (size_t k = 0; k < av.args.size(); ++k) {
+              long double y = arg(k);
+              if (k == 0 || std::isnan(y) || (av.fn == Fn::Max ? y > x : y < x)) x = y;
+              if (std::isnan(x)) break;
+            }
+            break;
+          case Fn::Exp: break;
+        }
+        it = approx_atoms_.emplace(a, x).first;
+      }
+      long double x = it->second;
+      if (x == 0 && ex < 0) prod = kNaN;
+      else prod *= std::pow(x, ex);
+    }
+    total += prod;
+  }
+  approx_polys_.emplace(v.poly, total);
+  return total;
+}
+
+}  // namespace onnx_tv::solver

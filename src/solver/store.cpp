@@ -1,0 +1,258 @@
+// Storage of the hash-consed nodes: interning, leaves and read-only queries.
+#include <algorithm>
+
+#include "solver/context_impl.h"
+
+namespace onnx_tv::solver {
+
+uint64_t hash_rational(const Rational& r) {
+  auto limbs = [](mpz_srcptr z, uint64_t h) {
+    size_t n = mpz_size(z);
+    const mp_limb_t* p = mpz_limbs_read(z);
+    h = hash_combine(h, uint64_t(mpz_sgn(z)) + 7);
+    for (size_t i = 0; i < n; ++i) h = hash_combine(h, uint64_t(p[i]));
+    return h;
+  };
+  return limbs(r.get_den_mpz_t(), limbs(r.get_num_mpz_t(), 0x51ed27));
+}
+
+void InternTable::insert(uint64_t hash, uint32_t id) {
+  if ((count_ + 1) * 2 > slots_.size()) {
+    std::vector<std::pair<uint64_t, uint32_t>> old;
+    old.swap(slots_);
+    slots_.assign(std::max<size_t>(64, old.size() * 2), {0, kNone});
+    count_ = 0;
+    for (const auto& s : old)
+      if (s.second != kNone) insert(s.first, s.second);
+  }
+  size_t mask = slots_.size() - 1;
+  size_t i = hash & mask;
+  while (slots_[i].second != kNone) i = (i + 1) & mask;
+  slots_[i] = {hash, id};
+  ++count_;
+}
+
+void sort_and_combine(std::vector<Term>& terms) {
+  std::sort(terms.begin(), terms.end(),
+            [](const Term& a, const Term& b) { return a.first < b.first; });
+  size_t out = 0;
+  for (size_t i = 0; i < terms.size();) {
+    size_t j = i + 1;
+    while (j < terms.size() && terms[j].first == terms[i].first) {
+      terms[i].second += terms[j].second;
+      ++j;
+    }
+    if (sgn(terms[i].second) != 0) {
+      if (out != i) terms[out] = std::move(terms[i]);
+      ++out;
+    }
+    i = j;
+  }
+  terms.resize(out);
+}
+
+Context::Impl::Impl(Context& c) : ctx(c) {}
+
+AtomId Context::Impl::intern_atom(AtomNode n) {
+  uint64_t h = hash_combine(0xa70a, uint64_t(n.fn));
+  for (PolyId p : n.args) h = hash_combine(h, p);
+  if (n.fn == Fn::Pow) h = hash_combine(h, hash_rational(n.exponent));
+  if (n.fn == Fn::Symbol) h = hash_combine(h, std::hash<std::string>()(n.name));
+  uint32_t found = atom_table.find(h, [&](uint32_t id) {
+    const AtomNode& o = atoms[id];
+    return o.fn == n.fn && o.args == n.args && o.name == n.name &&
+           (n.fn != Fn::Pow || o.exponent == n.exponent);
+  });
+  if (found != InternTable::kNone) return found;
+  n.hash = h;
+  n.flags = n.fn == Fn::Symbol ? kHasSymbol : kHasFunction;
+  for (PolyId p : n.args) n.flags |= polys[p].flags;
+  AtomId id = AtomId(atoms.size());
+  atoms.push_back(std::move(n));
+  atom_table.insert(h, id);
+  return id;
+}
+
+MonoId Context::Impl::intern_mono(std::vector<Factor> factors) {
+  uint64_t h = 0x30a0;
+  for (const auto& [a, e] : factors) h = hash_combine(hash_combine(h, a), hash_rational(e));
+  uint32_t found =
+      mono_table.find(h, [&](uint32_t id) { return monos[id].factors == factors; });
+  if (found != InternTable::kNone) return found;
+  MonoNode n;
+  n.hash = h;
+  for (const auto& [a, e] : factors) {
+    const AtomNode& at = atoms[a];
+    n.flags |= at.flags & (kHasSymbol | kHasFunction);
+    // Factors whose power simplifies: inv(q)^-k = q^k, and p^(q e) once |q e| reaches 1
+    // (sqrt(p)^2 = p). Keeping them out of canonical monomials keeps forms unique.
+    if (at.fn == Fn::Inv && sgn(e) < 0) n.flags |= kIrregular;
+    if (at.fn == Fn::Sqrt && ::abs(e) >= 2) n.flags |= kIrregular;
+    if (at.fn == Fn::Pow && ::abs(Rational(e * at.exponent)) >= 1) n.flags |= kIrregular;
+  }
+  n.factors = std::move(factors);
+  MonoId id = MonoId(monos.size());
+  monos.push_back(std::move(n));
+  mono_table.insert(h, id);
+  return id;
+}
+
+PolyId Context::Impl::intern_poly(std::vector<Term> terms) {
+  uint64_t h = 0x9017;
+  for (const auto& [m, c] : terms) h = hash_combine(hash_combine(h, m), hash_rational(c));
+  uint32_t found = poly_table.find(h, [&](uint32_t id) { return polys[id].terms == terms; });
+  if (found != InternTable::kNone) return found;
+  PolyNode n;
+  n.hash = h;
+  for (const auto& t : terms) n.flags |= monos[t.first].flags & (kHasSymbol | kHasFunction);
+  n.terms = std::move(terms);
+  PolyId id = PolyId(polys.size());
+  polys.push_back(std::move(n));
+  poly_table.insert(h, id);
+  return id;
+}
+
+MonoId Context::Impl::mono_mul(MonoId a, MonoId b) {
+  if (a == one_mono) return b;
+  if (b == one_mono) return a;
+  if (a > b) std::swap(a, b);
+  uint64_t key = (uint64_t(a) << 32) | b;
+  auto it = mono_mul_cache.find(key);
+  if (it != mono_mul_cache.end()) return it->second;
+  const auto& fa = monos[a].factors;
+  const auto& fb = monos[b].factors;
+  std::vector<Factor> out;
+  out.reserve(fa.size() + fb.size());
+  size_t i = 0, j = 0;
+  while (i < fa.size() || j < fb.size()) {
+    if (j == fb.size() || (i < fa.size() && fa[i].first < fb[j].first)) {
+      out.push_back(fa[i++]);
+    } else if (i == fa.size() || fb[j].first < fa[i].first) {
+      out.push_back(fb[j++]);
+    } else {
+      Rational e = fa[i].second + fb[j].second;
+      if (sgn(e) != 0) out.emplace_back(fa[i].first, std::move(e));
+      ++i, ++j;
+    }
+  }
+  MonoId r = intern_mono(std::move(out));
+  mono_mul_cache.emplace(key, r);
+  return r;
+}
+
+MonoId Context::Impl::mono_pow(MonoId a, const Rational& q) {
+  if (sgn(q) == 0) return one_mono;
+  if (q == 1) return a;
+  std::vector<Factor> out = monos[a].factors;
+  for (auto& f : out) f.second *= q;
+  return intern_mono(std::move(out));
+}
+
+MonoId Context::Impl::mono_of_atom(AtomId a, const Rational& e) {
+  if (sgn(e) == 0) return one_mono;
+  return intern_mono({Factor{a, e}});
+}
+
+PolyId Context::Impl::poly_of_atom(AtomId a) {
+  return intern_poly({Term{mono_of_atom(a, 1), Rational(1)}});
+}
+
+Value Context::Impl::value_of_atom(AtomId a, const Rational& e) {
+  return make({Term{mono_of_atom(a, e), Rational(1)}});
+}
+
+Value Context::Impl::term_value(MonoId m, const Rational& c) {
+  if (sgn(c) == 0) return ctx.zero();
+  return make({Term{m, c}});
+}
+
+AtomId Context::Impl::exp_one() {
+  if (e_atom == InternTable::kNone) {
+    AtomNode n;
+    n.fn = Fn::Exp;
+    n.args = {ctx.one_};
+    e_atom = intern_atom(std::move(n));
+  }
+  return e_atom;
+}
+
+bool Context::Impl::is_rational(PolyId p) const {
+  const auto& t = polys[p].terms;
+  return t.empty() || (t.size() == 1 && t[0].first == one_mono);
+}
+
+bool Context::Impl::single_atom(PolyId p, AtomId* a, Rational* coef) const {
+  const auto& t = polys[p].terms;
+  if (t.size() != 1) return false;
+  const auto& f = monos[t[0].first].factors;
+  if (f.size() != 1 || f[0].second != 1) return false;
+  if (a) *a = f[0].first;
+  if (coef) *coef = t[0].second;
+  return true;
+}
+
+// ---- Context: construction, leaves, queries ----
+
+Context::Context() : impl_(std::make_unique<Impl>(*this)) {
+  impl_->one_mono = impl_->intern_mono({});
+  zero_ = impl_->intern_poly({});
+  one_ = impl_->intern_poly({Term{impl_->one_mono, Rational(1)}});
+}
+
+Context::~Context() = default;
+
+Value Context::constant(const Rational& r) {
+  if (sgn(r) == 0) return zero();
+  Rational c = r;
+  c.canonicalize();
+  return Value{impl_->intern_poly({Term{impl_->one_mono, std::move(c)}}), 0};
+}
+
+Value Context::constant(long long i) { return constant(Rational(static_cast<long>(i))); }
+
+Value Context::symbol(const std::string& name) {
+  auto it = impl_->symbols.find(name);
+  AtomId a;
+  if (it != impl_->symbols.end()) {
+    a = it->second;
+  } else {
+    AtomNode n;
+    n.fn = Fn::Symbol;
+    n.name = name;
+    a = impl_->intern_atom(std::move(n));
+    impl_->symbols.emplace(name, a);
+  }
+  return Value{impl_->poly_of_atom(a), 0};
+}
+
+bool Context::is_constant(Value v) const {
+  return !v.is_finite() || (impl_->polys[v.poly].flags & kHasSymbol) == 0;
+}
+
+std::optional<Rational> Context::as_rational(Value v) const {
+  if (!v.is_finite() || !impl_->is_rational(v.poly)) return std::nullopt;
+  const auto& t = impl_->polys[v.poly].terms;
+  return t.empty() ? Rational(0) : t[0].second;
+}
+
+size_t Context::term_count(Value v) const {
+  return v.is_finite() ? impl_->polys[v.poly].terms.size() : 0;
+}
+
+size_t Context::poly_term_count(PolyId p) const { return impl_->polys[p].terms.size(); }
+
+TermView Context::term(PolyId p, size_t i) const {
+  const Term& t = impl_->polys[p].terms[i];
+  return TermView{std::span<const Factor>(impl_->monos[t.first].factors), &t.second};
+}
+
+AtomView Context::atom(AtomId a) const {
+  const AtomNode& n = impl_->atoms[a];
+  return AtomView{n.fn, std::span<const PolyId>(n.args), n.fn == Fn::Pow ? &n.exponent : nullptr,
+                  n.fn == Fn::Symbol ? &n.name : nullptr};
+}
+
+size_t Context::atom_count() const { return impl_->atoms.size(); }
+size_t Context::poly_count() const { return impl_->polys.size(); }
+
+}  // namespace onnx_tv::solver
