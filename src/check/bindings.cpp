@@ -1,0 +1,220 @@
+#include "check/bindings.h"
+
+#include <algorithm>
+
+#include "common/errors.h"
+#include "ir/tensor_util.h"
+
+namespace onnx_tv::prove {
+
+namespace {
+
+const ir::ValueInfo* find_info(const std::vector<ir::ValueInfo>& infos, const std::string& n) {
+  for (const auto& vi : infos)
+    if (vi.name == n) return &vi;
+  return nullptr;
+}
+
+bool produced_by_node(const ir::Graph& g, const std::string& name) {
+  for (const auto& node : g.nodes)
+    for (const auto& out : node.outputs)
+      if (out == name) return true;
+  return false;
+}
+
+ir::DType declared_dtype(const ir::Graph& g, const std::string& name) {
+  if (auto* vi = find_info(g.inputs, name)) return vi->dtype;
+  if (auto it = g.initializers.find(name); it != g.initializers.end()) return it->second.dtype;
+  return ir::DType::Float;
+}
+
+std::string region_text(const frontend::Region& r) {
+  std::string s = "[";
+  for (size_t d = 0; d < r.start.size(); ++d)
+    s += (d ? ", " : "") + std::to_string(r.start[d]) + ":" + std::to_string(r.end[d]);
+  return s + "]";
+}
+
+ir::Shape region_shape(const frontend::Region& r) {
+  ir::Shape s(r.start.size());
+  for (size_t d = 0; d < s.size(); ++d) s[d] = r.end[d] - r.start[d];
+  return s;
+}
+
+ir::Tensor symbols(solver::Context& ctx, ir::DType dtype, const ir::Shape& shape,
+                   const std::string& prefix) {
+  std::vector<solver::Value> data(ir::element_count(shape));
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = ctx.symbol(prefix + ir::index_string(ir::unravel(int64_t(i), shape)));
+  return ir::make_tensor(dtype, shape, std::move(data));
+}
+
+// Checks the rank value's declared shape against the region's and returns the region's.
+ir::Shape rank_value_shape(const ir::Graph& g, const ResolvedBinding& rb) {
+  ir::Shape want = region_shape(rb.region);
+  const std::string& v = rb.binding->value;
+  const ir::ValueInfo* vi = find_info(g.inputs, v);
+  if (vi && vi->shape) {
+    bool bad = vi->shape->size() != want.size();
+    for (size_t d = 0; !bad && d < want.size(); ++d)
+      bad = (*vi->shape)[d].size && *(*vi->shape)[d].size != want[d];
+    if (bad)
+      throw InputError(g.file + ": input '" + v + "' does not have the shape " +
+                       ir::shape_string(want) + " of its region " + region_text(rb.region) +
+                       " of spec '" + rb.binding->spec + "' (" + rb.binding->origin + ")");
+  }
+  if (auto it = g.initializers.find(v); it != g.initializers.end() && it->second.shape != want)
+    throw InputError(g.file + ": initializer '" + v + "' has shape " +
+                     ir::shape_string(it->second.shape) + ", not the shape " +
+                     ir::shape_string(want) + " of its region of spec '" + rb.binding->spec +
+                     "' (" + rb.binding->origin + ")");
+  return want;
+}
+
+}  // namespace
+
+std::optional<ir::Shape> static_shape(const ir::Graph& g, const std::string& name) {
+  if (auto it = g.initializers.find(name); it != g.initializers.end()) return it->second.shape;
+  const ir::ValueInfo* vi = find_info(g.inputs, name);
+  if (!vi) vi = find_info(g.outputs, name);
+  if (!vi || !vi->shape) return std::nullopt;
+  ir::Shape s;
+  for (const auto& d : *vi->shape) {
+    if (!d.size) return std::nullopt;
+    s.push_back(*d.size);
+  }
+  return s;
+}
+
+BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan) {
+  BoundPlan out;
+  for (const auto& b : plan.bindings) {
+    if (b.rank < 0 || b.rank >= plan.world_size)
+      throw InputError(b.origin + ": rank " + std::to_string(b.rank) + " is outside the world of " +
+                       std::to_string(plan.world_size) + " ranks");
+    const ir::Graph& g = plan.program_of(b.rank);
+    const bool rank_in = (find_info(g.inputs, b.value) || g.initializers.count(b.value)) &&
+                         !produced_by_node(g, b.value);
+    const bool rank_out = find_info(g.outputs, b.value) != nullptr;
+    if (!rank_in && !rank_out)
+      throw InputError(b.origin + ": '" + b.value + "' is not a graph input, output or "
+                       "initializer of " + g.file);
+    const bool spec_in = find_info(spec.inputs, b.spec) || spec.initializers.count(b.spec);
+    const bool spec_out = find_info(spec.outputs, b.spec) != nullptr;
+    if (!spec_in && !spec_out)
+      throw InputError(b.origin + ": '" + b.spec + "' is not a graph input, output or "
+                       "initializer of the spec " + spec.file);
+    if (rank_in && !spec_in)
+      throw InputError(b.origin + ": rank input '" + b.value + "' of " + g.file +
+                       " is bound to spec '" + b.spec + "', which is not a spec graph input or "
+                       "initializer (an input binding is an assumption about spec inputs)");
+    ResolvedBinding rb{&b, {}, rank_in};
+    if (rank_in) {
+      auto shape = static_shape(spec, b.spec);
+      if (!shape)
+        throw InputError(b.origin + ": spec input '" + b.spec + "' has no static shape in " +
+                         spec.file);
+      try {
+        rb.region = frontend::resolve_region(b, plan.mesh, *shape);
+      } catch (Error& e) {
+        e.add_context(b.origin);
+        throw;
+      }
+      if (spec.initializers.count(b.spec)) out.symbolic_spec_values.insert(b.spec);
+    }
+    out.bindings.push_back(std::move(rb));
+  }
+  return out;
+}
+
+Env spec_inputs(solver::Context& ctx, const ir::Graph& spec, const BoundPlan& bound) {
+  Env env;
+  for (const auto& vi : spec.inputs) {
+    if (spec.initializers.count(vi.name)) continue;
+    auto shape = static_shape(spec, vi.name);
+    if (!shape)
+      throw InputError(spec.file + ": graph input '" + vi.name +
+                       "' has no static shape; onnx-tv needs the sizes of the spec's inputs");
+    env.values[vi.name] = symbols(ctx, vi.dtype, *shape, vi.name);
+  }
+  for (const auto& [name, c] : spec.initializers) {
+    if (bound.symbolic_spec_values.count(name)) {
+      env.values[name] = symbols(ctx, c.dtype, c.shape, name);
+    } else {
+      try {
+        env.values[name] = ir::to_tensor(ctx, c);
+      } catch (Error& e) {
+        e.add_context(spec.file + ": initializer '" + name + "'");
+        throw;
+      }
+    }
+  }
+  return env;
+}
+
+std::vector<Env> rank_inputs(solver::Context& ctx, const frontend::Plan& plan,
+                             const BoundPlan& bound, const Env& spec_env) {
+  std::vector<Env> envs(plan.world_size);
+  // Partial input sets: all addends but the last are free; the last closes the sum.
+  std::map<std::tuple<std::string, std::vector<int64_t>, std::vector<int64_t>, std::string>,
+           std::vector<const ResolvedBinding*>>
+      partial_sets;
+  for (const auto& rb : bound.bindings) {
+    if (!rb.is_input) continue;
+    const auto& b = *rb.binding;
+    const ir::Graph& g = plan.program_of(b.rank);
+    ir::Shape shape = rank_value_shape(g, rb);
+    if (envs[b.rank].values.count(b.value))
+      throw InputError(b.origin + ": input '" + b.value + "' of rank " + std::to_string(b.rank) +
+                       " is bound twice; an input has one definition");
+    if (rb.region.partial) {
+      partial_sets[{b.spec, rb.region.start, rb.region.end, rb.region.set_key}].push_back(&rb);
+      continue;
+    }
+    ir::Tensor t = ir::slice(spec_env.values.at(b.spec), rb.region.start, rb.region.end);
+    t.dtype = declared_dtype(g, b.value);
+    envs[b.rank].values[b.value] = std::move(t);
+  }
+  for (auto& [key, members] : partial_sets) {
+    std::sort(members.begin(), members.end(), [](auto* a, auto* b) {
+      return std::tie(a->binding->rank, a->binding->value) <
+             std::tie(b->binding->rank, b->binding->value);
+    });
+    const auto& r0 = members[0]->region;
+    ir::Tensor rest = ir::slice(spec_env.values.at(std::get<0>(key)), r0.start, r0.end);
+    for (size_t k = 0; k < members.size(); ++k) {
+      const auto& b = *members[k]->binding;
+      const ir::Graph& g = plan.program_of(b.rank);
+      ir::Tensor t;
+      if (k + 1 < members.size()) {
+        t = symbols(ctx, declared_dtype(g, b.value), rest.shape,
+                    b.spec + "{addend of rank " + std::to_string(b.rank) + " " + b.value + "}");
+        for (int64_t e = 0; e < rest.size(); ++e) rest.data[e] = ctx.sub(rest.data[e], t.data[e]);
+      } else {
+        t = rest;
+        t.dtype = declared_dtype(g, b.value);
+      }
+      envs[b.rank].values[b.value] = std::move(t);
+    }
+  }
+  for (int64_t r = 0; r < plan.world_size; ++r) {
+    const ir::Graph& g = plan.program_of(r);
+    for (const auto& [name, c] : g.initializers) {
+      if (envs[r].values.count(name)) continue;
+      try {
+        envs[r].values[name] = ir::to_tensor(ctx, c);
+      } catch (Error& e) {
+        e.add_context(g.file + ": initializer '" + name + "'");
+        throw;
+      }
+    }
+    for (const auto& vi : g.inputs)
+      if (!envs[r].values.count(vi.name))
+        throw InputError(g.file + ": graph input '" + vi.name + "' of rank " + std::to_string(r) +
+                         " is not bound to any spec value; every rank input must be bound or be "
+                         "an initializer");
+  }
+  return envs;
+}
+
+}  // namespace onnx_tv::prove

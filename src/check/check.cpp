@@ -1,0 +1,161 @@
+#include "check/check.h"
+
+#include <chrono>
+
+#include "check/bindings.h"
+#include "check/executor.h"
+#include "check/linker.h"
+#include "check/locate.h"
+#include "check/obligations.h"
+#include "check/witness.h"
+#include "common/errors.h"
+#include "frontend/model_loader.h"
+#include "frontend/plan.h"
+#include "ir/tensor_util.h"
+
+namespace onnx_tv {
+
+std::string verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::Equivalent: return "EQUIVALENT";
+    case Verdict::NotEquivalent: return "NOT EQUIVALENT";
+    case Verdict::InputError: return "INPUT ERROR";
+    case Verdict::Unknown: return "UNKNOWN";
+  }
+  return "?";
+}
+
+namespace {
+
+using prove::Env;
+
+void report(const CheckOptions& o, const std::string& phase, int64_t done, int64_t total) {
+  if (o.on_progress) o.on_progress(Progress{phase, done, total});
+}
+
+std::vector<int64_t> add(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  std::vector<int64_t> out(a.size());
+  for (size_t i = 0; i < a.size(); ++i) out[i] = a[i] + b[i];
+  return out;
+}
+
+// Builds the NOT EQUIVALENT (or UNKNOWN) result for a failing obligation.
+void explain_failure(CheckResult& res, solver::Context& ctx, const CheckOptions& options,
+                     const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
+                     const prove::LinkedPlan& linked, const std::vector<Env>& envs,
+                     const std::vector<prove::Obligation>& obs, const prove::Failure& f) {
+  const prove::Obligation& ob = obs[f.obligation];
+  Mismatch m;
+  m.spec_output = ob.spec;
+  m.region_start = ob.region.start;
+  m.region_end = ob.region.end;
+  std::vector<int64_t> rshape(ob.region.start.size());
+  for (size_t d = 0; d < rshape.size(); ++d) rshape[d] = ob.region.end[d] - ob.region.start[d];
+  m.element = add(ob.region.start, ir::unravel(f.offset, rshape));
+  m.binding = ob.members[0]->origin;
+  m.partial = ob.region.partial;
+  for (const auto* b : ob.members) {
+    m.ranks.push_back(b->rank);
+    m.rank_value += (m.rank_value.empty() ? "" : " + ") + b->value + "@rank" +
+                    std::to_string(b->rank);
+  }
+  m.spec_expr = ctx.to_string(f.spec_value);
+  m.plan_expr = ctx.to_string(f.plan_value);
+  auto w = prove::find_witness(ctx, f.spec_value, f.plan_value, options.witness_seed);
+  if (!w) {
+    res.verdict = Verdict::Unknown;
+    res.message = "spec output '" + ob.spec + "' element " + ir::index_string(m.element) +
+                  ": the plan's value and the spec's have different canonical forms but agree "
+                  "at every point tried, so onnx-tv can neither prove nor refute them (spec: " +
+                  m.spec_expr + "; plan: " + m.plan_expr + ")";
+    res.mismatch = std::move(m);
+    return;
+  }
+  m.witness = w->values;
+  m.spec_number = w->a_number;
+  m.plan_number = w->b_number;
+  prove::Location loc = prove::locate(spec, spec_env, plan, linked, envs, obs, f.obligation);
+  m.spec_node = loc.spec_node;
+  m.rank_node = loc.rank_node;
+  res.verdict = Verdict::NotEquivalent;
+  res.mismatch = std::move(m);
+}
+
+void fill_stats(CheckResult& res, const solver::Context& ctx, const Env& spec_env,
+                const std::vector<Env>& envs) {
+  int64_t most = 0;
+  auto scan = [&](const Env& env) {
+    for (const auto& [name, t] : env.values)
+      for (const auto& v : t.data) most = std::max<int64_t>(most, ctx.term_count(v));
+  };
+  scan(spec_env);
+  for (const auto& e : envs) scan(e);
+  res.stats.max_terms = most;
+  res.stats.atoms = int64_t(ctx.atom_count());
+  res.stats.polynomials = int64_t(ctx.poly_count());
+}
+
+void run(CheckResult& res, const std::string& spec_path, const std::string& shards_dir,
+         const CheckOptions& options) {
+  report(options, "load", 0, 1);
+  ir::Graph spec = frontend::load_model(spec_path);
+  frontend::Plan plan = frontend::load_plan(shards_dir);
+  prove::LinkedPlan linked = prove::link_plan(plan);
+  prove::BoundPlan bound = prove::resolve_bindings(spec, plan);
+  report(options, "load", 1, 1);
+  res.stats.ranks = plan.world_size;
+  res.stats.spec_nodes = int64_t(spec.nodes.size());
+  res.stats.collectives = linked.collectives;
+  res.stats.bindings = int64_t(plan.bindings.size());
+  for (int64_t r = 0; r < plan.world_size; ++r)
+    res.stats.rank_nodes += int64_t(plan.program_of(r).nodes.size());
+
+  solver::Context ctx;
+  Env spec_env = prove::spec_inputs(ctx, spec, bound);
+  prove::run_graph(ctx, spec, spec_env,
+                   [&](int64_t d, int64_t t) { report(options, "spec", d, t); });
+  prove::check_declared_shapes(spec, spec_env);
+  std::vector<Env> envs = prove::rank_inputs(ctx, plan, bound, spec_env);
+  prove::run_plan(ctx, plan, linked, envs,
+                  [&](int64_t d, int64_t t) { report(options, "plan", d, t); });
+  for (int64_t r = 0; r < plan.world_size; ++r)
+    prove::check_declared_shapes(plan.program_of(r), envs[r]);
+
+  auto obs = prove::build_obligations(spec, plan, bound, spec_env, envs, res.warnings);
+  report(options, "compare", 0, 1);
+  auto failure = prove::first_failure(ctx, obs, spec_env, envs, res.stats.elements_compared);
+  report(options, "compare", 1, 1);
+  fill_stats(res, ctx, spec_env, envs);
+  if (!failure) {
+    res.verdict = Verdict::Equivalent;
+    return;
+  }
+  explain_failure(res, ctx, options, spec, spec_env, plan, linked, envs, obs, *failure);
+}
+
+}  // namespace
+
+CheckResult check(const std::string& spec_path, const std::string& shards_dir,
+                  const CheckOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  CheckResult res;
+  try {
+    run(res, spec_path, shards_dir, options);
+  } catch (const InternalError& e) {
+    throw;  // a bug in onnx-tv: the caller reports it as such
+  } catch (const Unsupported& e) {
+    res.verdict = Verdict::Unknown;
+    res.message = e.message();
+  } catch (const InputError& e) {
+    res.verdict = Verdict::InputError;
+    res.message = e.message();
+  } catch (const Error& e) {
+    res.verdict = Verdict::InputError;
+    res.message = e.message();
+  }
+  res.stats.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return res;
+}
+
+}  // namespace onnx_tv

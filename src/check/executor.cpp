@@ -1,0 +1,114 @@
+#include "check/executor.h"
+
+#include "common/errors.h"
+#include "ops/registry.h"
+
+namespace onnx_tv::prove {
+
+namespace {
+
+const ir::Tensor* lookup(const Env& env, const ir::Graph& g, const ir::Node& node, size_t index,
+                         const std::string& name) {
+  if (name.empty()) return nullptr;
+  auto it = env.values.find(name);
+  if (it == env.values.end())
+    throw InputError(g.file + ": " + node.describe(index) + " reads '" + name +
+                     "', which no earlier node produces and which is not a graph input or "
+                     "initializer");
+  return &it->second;
+}
+
+void store(Env& env, const ir::Node& node, size_t index, std::vector<ir::Tensor> outs) {
+  for (size_t k = 0; k < node.outputs.size() && k < outs.size(); ++k) {
+    if (node.outputs[k].empty()) continue;
+    env.values[node.outputs[k]] = std::move(outs[k]);
+    env.producer[node.outputs[k]] = index;
+    env.order.push_back(node.outputs[k]);
+  }
+}
+
+void run_one(solver::Context& ctx, const ir::Graph& g, Env& env, size_t i) {
+  const ir::Node& node = g.nodes[i];
+  std::vector<const ir::Tensor*> ins;
+  for (const auto& name : node.inputs) ins.push_back(lookup(env, g, node, i, name));
+  try {
+    store(env, node, i, ops::run_node(ctx, node, i, ins));
+  } catch (Error& e) {
+    e.add_context(g.file);
+    throw;
+  }
+}
+
+}  // namespace
+
+void run_graph(solver::Context& ctx, const ir::Graph& g, Env& env, const StepCallback& cb) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (g.nodes[i].domain == "onnx_tv")
+      throw InputError(g.file + ": " + g.nodes[i].describe(i) +
+                       " is a communication op, which the single-device spec cannot hold");
+    run_one(ctx, g, env, i);
+    if (cb) cb(int64_t(i + 1), int64_t(g.nodes.size()));
+  }
+}
+
+void run_plan(solver::Context& ctx, const frontend::Plan& plan, const LinkedPlan& linked,
+              std::vector<Env>& envs, const StepCallback& cb) {
+  int64_t done = 0;
+  for (const Step& step : linked.steps) {
+    if (step.kind == Step::Kind::Node) {
+      const auto& m = step.members[0];
+      run_one(ctx, plan.program_of(m.rank), envs[m.rank], m.node_index);
+    } else {
+      std::vector<const ir::Tensor*> ins;
+      for (const auto& m : step.members) {
+        const ir::Graph& g = plan.program_of(m.rank);
+        const ir::Node& node = g.nodes[m.node_index];
+        ins.push_back(m.comm.data_input.empty()
+                          ? nullptr
+                          : lookup(envs[m.rank], g, node, m.node_index, m.comm.data_input));
+      }
+      std::vector<ir::Tensor> outs;
+      try {
+        outs = run_comm(ctx, step, ins);
+      } catch (Error& e) {
+        const auto& m = step.members.back();
+        const ir::Graph& g = plan.program_of(m.rank);
+        e.add_context(g.file + ": " + g.nodes[m.node_index].describe(m.node_index));
+        throw;
+      }
+      for (size_t k = 0; k < step.members.size(); ++k) {
+        const auto& m = step.members[k];
+        if (m.comm.output.empty()) continue;
+        Env& env = envs[m.rank];
+        env.values[m.comm.output] = std::move(outs[k]);
+        env.producer[m.comm.output] = m.node_index;
+        env.order.push_back(m.comm.output);
+      }
+    }
+    if (cb) cb(++done, int64_t(linked.steps.size()));
+  }
+}
+
+void check_declared_shapes(const ir::Graph& g, const Env& env) {
+  auto check = [&](const ir::ValueInfo& vi, const char* what) {
+    auto it = env.values.find(vi.name);
+    if (it == env.values.end() || !vi.shape) return;
+    const ir::Shape& actual = it->second.shape;
+    bool bad = vi.shape->size() != actual.size();
+    for (size_t d = 0; !bad && d < actual.size(); ++d)
+      bad = (*vi.shape)[d].size && *(*vi.shape)[d].size != actual[d];
+    if (!bad) return;
+    std::string declared = "[";
+    for (size_t d = 0; d < vi.shape->size(); ++d) {
+      const auto& dim = (*vi.shape)[d];
+      declared += (d ? ", " : "") + (dim.size ? std::to_string(*dim.size)
+                                              : (dim.symbol.empty() ? "?" : dim.symbol));
+    }
+    throw InputError(g.file + ": " + what + " '" + vi.name + "' is declared with shape " +
+                     declared + "] but its inputs make it " + ir::shape_string(actual));
+  };
+  for (const auto& vi : g.outputs) check(vi, "graph output");
+  for (const auto& [name, vi] : g.value_info) check(vi, "value");
+}
+
+}  // namespace onnx_tv::prove

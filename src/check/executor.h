@@ -1,0 +1,41 @@
+#pragma once
+// Runs the spec and the linked plan over symbolic values: every node through the op registry,
+// every collective and Send/Recv through its definition in plan-format section 5.
+#include <functional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "check/linker.h"
+#include "frontend/plan.h"
+#include "ir/graph.h"
+#include "solver/context.h"
+
+namespace onnx_tv::prove {
+
+// The values of one program (the spec, or one rank) and which node produced each.
+struct Env {
+  std::unordered_map<std::string, ir::Tensor> values;
+  std::unordered_map<std::string, size_t> producer;  // tensor -> node index
+  std::vector<std::string> order;  // produced tensors, in execution order
+};
+
+using StepCallback = std::function<void(int64_t done, int64_t total)>;
+
+// Runs every node of `g` in file order; `env` holds its inputs and initializers already.
+void run_graph(solver::Context& ctx, const ir::Graph& g, Env& env, const StepCallback& cb = {});
+
+// Runs the linked plan; envs[r] holds rank r's inputs and initializers already.
+void run_plan(solver::Context& ctx, const frontend::Plan& plan, const LinkedPlan& linked,
+              std::vector<Env>& envs, const StepCallback& cb = {});
+
+// Declared static sizes of graph outputs and value_info that contradict the computed shapes
+// are input errors (plan-format section 1).
+void check_declared_shapes(const ir::Graph& g, const Env& env);
+
+// A collective or P2P step given its members' input tensors (in member order); returns the
+// output of each member (empty tensor where the member produces nothing).
+std::vector<ir::Tensor> run_comm(solver::Context& ctx, const Step& step,
+                                 const std::vector<const ir::Tensor*>& inputs);
+
+}  // namespace onnx_tv::prove

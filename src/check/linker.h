@@ -1,0 +1,39 @@
+#pragma once
+// Links the rank programs of a plan into one dataflow program: collectives are paired across
+// their group (by key, else k-th to k-th per type and group, as NCCL pairs calls), Send and
+// Recv by (sender, receiver, tag) k-th to k-th, and every step is put in a dataflow order
+// across ranks. Node order inside a rank is not a schedule for point-to-point ops, so only a
+// real dependency cycle is an error.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "frontend/plan.h"
+#include "ir/comm.h"
+
+namespace onnx_tv::prove {
+
+// One step of the joint schedule: a plain node of one rank, a collective instance (one node
+// on each member), or a Send paired with its Recv.
+struct Step {
+  enum class Kind { Node, Collective, P2P };
+  Kind kind = Kind::Node;
+  struct Member {
+    int64_t rank;
+    size_t node_index;
+    ir::CommOp comm;  // for collectives and P2P (Send first, then Recv)
+  };
+  std::vector<Member> members;
+};
+
+struct LinkedPlan {
+  std::vector<Step> steps;  // in a dataflow order across all ranks
+  int64_t collectives = 0;
+  int64_t p2p = 0;
+};
+
+// InputError naming the op, rank and group for unmatched or misordered collectives, unmatched
+// Send/Recv, and dependency cycles across ranks.
+LinkedPlan link_plan(const frontend::Plan& plan);
+
+}  // namespace onnx_tv::prove

@@ -1,0 +1,201 @@
+#include "check/locate.h"
+
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace onnx_tv::prove {
+
+namespace {
+
+using ValueSet = std::unordered_set<solver::Value, solver::ValueHash>;
+
+// A tensor of the linked program: (rank, name); rank -1 is the spec.
+using TensorKey = std::pair<int64_t, std::string>;
+
+struct Dataflow {
+  std::vector<TensorKey> tensors;  // in execution order (node outputs only)
+  std::map<TensorKey, size_t> index;
+  std::vector<std::vector<size_t>> consumers;  // tensor -> produced tensors that read it
+  std::vector<std::vector<size_t>> sources;    // tensor -> tensors it was computed from
+  std::vector<bool> linear;                    // produced by an op linear in each input
+  std::vector<std::pair<int64_t, size_t>> producer;  // (rank, node index)
+  std::vector<bool> reduce_input;              // read by a summing collective
+
+  size_t id(const TensorKey& k) {
+    auto [it, fresh] = index.try_emplace(k, tensors.size());
+    if (fresh) {
+      tensors.push_back(k);
+      consumers.emplace_back();
+      sources.emplace_back();
+      linear.push_back(false);
+      producer.emplace_back(-2, 0);
+      reduce_input.push_back(false);
+    }
+    return it->second;
+  }
+  void edge(const TensorKey& from, const TensorKey& to) {
+    size_t a = id(from), b = id(to);
+    consumers[a].push_back(b);
+    sources[b].push_back(a);
+  }
+};
+
+bool linear_op(const std::string& op) {
+  static const std::set<std::string> ops = {
+      "Add", "Sub", "Sum", "Neg", "Identity", "Cast", "Reshape", "Transpose", "Squeeze",
+      "Unsqueeze", "Flatten", "Concat", "Slice", "Split", "Mul", "Div", "AllGather",
+      "ReduceScatter", "AllReduce", "AllToAll", "Broadcast", "Send", "Recv", "Expand", "Tile",
+      "ReduceSum"};
+  return ops.count(op) > 0;
+}
+
+void add_node(Dataflow& df, int64_t rank, const ir::Node& node, size_t index) {
+  for (const auto& out : node.outputs) {
+    if (out.empty()) continue;
+    size_t o = df.id({rank, out});
+    df.producer[o] = {rank, index};
+    df.linear[o] = linear_op(node.op_type);
+    for (const auto& in : node.inputs)
+      if (!in.empty()) df.edge({rank, in}, {rank, out});
+  }
+}
+
+Dataflow build_dataflow(const ir::Graph& spec, const frontend::Plan& plan,
+                        const LinkedPlan& linked) {
+  Dataflow df;
+  for (size_t i = 0; i < spec.nodes.size(); ++i) add_node(df, -1, spec.nodes[i], i);
+  for (const Step& s : linked.steps) {
+    if (s.kind == Step::Kind::Node) {
+      add_node(df, s.members[0].rank, plan.program_of(s.members[0].rank).nodes[s.members[0].node_index],
+               s.members[0].node_index);
+      continue;
+    }
+    const bool sums = s.kind == Step::Kind::Collective &&
+                      (s.members[0].comm.kind == ir::CommKind::AllReduce ||
+                       s.members[0].comm.kind == ir::CommKind::ReduceScatter) &&
+                      s.members[0].comm.reduce == ir::ReduceOp::Sum;
+    for (const auto& out : s.members) {
+      if (out.comm.output.empty()) continue;
+      size_t o = df.id({out.rank, out.comm.output});
+      df.producer[o] = {out.rank, out.node_index};
+      df.linear[o] = true;
+      for (const auto& in : s.members) {
+        if (in.comm.data_input.empty()) continue;
+        df.edge({in.rank, in.comm.data_input}, {out.rank, out.comm.output});
+        if (sums) df.reduce_input[df.id({in.rank, in.comm.data_input})] = true;
+      }
+    }
+  }
+  return df;
+}
+
+const ir::Tensor* tensor_of(const TensorKey& k, const Env& spec_env, const std::vector<Env>& envs) {
+  const Env& env = k.first < 0 ? spec_env : envs[k.first];
+  auto it = env.values.find(k.second);
+  return it == env.values.end() ? nullptr : &it->second;
+}
+
+bool all_in(const ir::Tensor* t, const ValueSet& set) {
+  if (!t) return true;
+  for (const auto& v : t->data)
+    if (v.is_finite() && !set.count(v)) return false;
+  return true;
+}
+
+ValueSet values_of(const Env& env) {
+  ValueSet s;
+  for (const auto& [name, t] : env.values)
+    for (const auto& v : t.data)
+      if (v.is_finite()) s.insert(v);
+  return s;
+}
+
+// The cone of `roots` (everything they were computed from), as a membership mask.
+std::vector<bool> cone(const Dataflow& df, const std::vector<size_t>& roots) {
+  std::vector<bool> in(df.tensors.size(), false);
+  std::vector<size_t> stack(roots);
+  while (!stack.empty()) {
+    size_t t = stack.back();
+    stack.pop_back();
+    if (in[t]) continue;
+    in[t] = true;
+    for (size_t s : df.sources[t]) stack.push_back(s);
+  }
+  return in;
+}
+
+// The earliest tensor of one side in the cone of `roots` that is not explained.
+std::optional<size_t> first_unexplained(const Dataflow& df, const std::vector<size_t>& roots,
+                                        bool spec_side, const ValueSet& other,
+                                        const Env& spec_env, const std::vector<Env>& envs,
+                                        const std::set<size_t>& failing_addends) {
+  const size_t n = df.tensors.size();
+  std::vector<bool> in_cone = cone(df, roots);
+  std::vector<bool> side(n), matched(n), recovers(n, false), partial_ok(n, false);
+  for (size_t t = 0; t < n; ++t) {
+    side[t] = (df.tensors[t].first < 0) == spec_side;
+    matched[t] = side[t] && all_in(tensor_of(df.tensors[t], spec_env, envs), other);
+  }
+  // Tensors are numbered in execution order, so a reverse sweep sees consumers first.
+  for (size_t t = n; t-- > 0;) {
+    if (!side[t]) continue;
+    for (size_t c : df.consumers[t]) {
+      if (!side[c]) continue;
+      recovers[t] = recovers[t] || matched[c] || recovers[c];
+      partial_ok[t] = partial_ok[t] || (df.linear[c] && partial_ok[c]);
+    }
+    if (!spec_side && df.reduce_input[t] && !failing_addends.count(t)) partial_ok[t] = true;
+  }
+  for (size_t t = 0; t < n; ++t) {
+    if (!side[t] || !in_cone[t] || df.producer[t].first == -2) continue;
+    if (!matched[t] && !recovers[t] && !partial_ok[t]) return t;
+  }
+  for (size_t r : roots)
+    if (df.producer[r].first != -2) return r;
+  return std::nullopt;
+}
+
+NodeRef node_ref(const Dataflow& df, size_t t, const ir::Graph& spec, const frontend::Plan& plan) {
+  const auto [rank, index] = df.producer[t];
+  const ir::Graph& g = rank < 0 ? spec : plan.program_of(rank);
+  const ir::Node& node = g.nodes[index];
+  NodeRef ref;
+  ref.file = g.file;
+  ref.rank = rank;
+  ref.node = node.name.empty() ? node.describe(index) : node.name;
+  ref.op_type = node.op_type;
+  ref.output = df.tensors[t].second;
+  return ref;
+}
+
+}  // namespace
+
+Location locate(const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
+                const LinkedPlan& linked, const std::vector<Env>& envs,
+                const std::vector<Obligation>& obligations, size_t failing) {
+  Dataflow df = build_dataflow(spec, plan, linked);
+  const Obligation& ob = obligations[failing];
+  ValueSet spec_values = values_of(spec_env), rank_values;
+  for (const Env& env : envs) {
+    ValueSet s = values_of(env);
+    rank_values.insert(s.begin(), s.end());
+  }
+  std::vector<size_t> rank_roots;
+  std::set<size_t> addends;
+  for (const auto* b : ob.members) {
+    size_t t = df.id({b->rank, b->value});
+    rank_roots.push_back(t);
+    addends.insert(t);
+  }
+  Location loc;
+  std::vector<size_t> spec_roots = {df.id({-1, ob.spec})};
+  if (auto t = first_unexplained(df, spec_roots, true, rank_values, spec_env, envs, {}))
+    loc.spec_node = node_ref(df, *t, spec, plan);
+  if (auto t = first_unexplained(df, rank_roots, false, spec_values, spec_env, envs, addends))
+    loc.rank_node = node_ref(df, *t, spec, plan);
+  return loc;
+}
+
+}  // namespace onnx_tv::prove

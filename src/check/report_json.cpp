@@ -1,0 +1,56 @@
+#include "check/report_json.h"
+
+#include <nlohmann/json.hpp>
+
+namespace onnx_tv {
+
+namespace {
+
+nlohmann::json node_json(const NodeRef& n) {
+  return {{"file", n.file}, {"rank", n.rank}, {"node", n.node}, {"op_type", n.op_type},
+          {"output", n.output}};
+}
+
+}  // namespace
+
+std::string to_json(const CheckResult& r, const std::string& spec_path,
+                    const std::string& shards_dir) {
+  nlohmann::json j;
+  j["format"] = "onnx-tv.report/1";
+  j["spec"] = spec_path;
+  j["shards"] = shards_dir;
+  j["verdict"] = verdict_name(r.verdict);
+  j["exit_code"] = int(r.verdict);
+  if (!r.message.empty()) j["message"] = r.message;
+  j["warnings"] = r.warnings;
+  if (r.mismatch) {
+    const Mismatch& m = *r.mismatch;
+    nlohmann::json mj;
+    mj["spec_output"] = m.spec_output;
+    mj["region"] = {{"start", m.region_start}, {"end", m.region_end}};
+    mj["element"] = m.element;
+    mj["binding"] = m.binding;
+    mj["partial"] = m.partial;
+    mj["ranks"] = m.ranks;
+    mj["rank_value"] = m.rank_value;
+    nlohmann::json w = nlohmann::json::object();
+    for (const auto& e : m.witness) w[e.symbol] = e.value;
+    mj["witness"] = w;
+    mj["spec_value"] = m.spec_number;
+    mj["plan_value"] = m.plan_number;
+    mj["spec_expression"] = m.spec_expr;
+    mj["plan_expression"] = m.plan_expr;
+    if (m.spec_node) mj["spec_node"] = node_json(*m.spec_node);
+    if (m.rank_node) mj["rank_node"] = node_json(*m.rank_node);
+    j["mismatch"] = mj;
+  }
+  const CheckStats& s = r.stats;
+  j["stats"] = {{"ranks", s.ranks},           {"spec_nodes", s.spec_nodes},
+                {"rank_nodes", s.rank_nodes}, {"collectives", s.collectives},
+                {"bindings", s.bindings},     {"elements_compared", s.elements_compared},
+                {"max_terms", s.max_terms},   {"atoms", s.atoms},
+                {"polynomials", s.polynomials}, {"seconds", s.seconds}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace onnx_tv

@@ -1,0 +1,80 @@
+#pragma once
+// What a check concludes, as data: the CLI prints it and writes it as JSON; library users read
+// it directly. Nothing here depends on ONNX or the solver.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace onnx_tv {
+
+// Exit codes of plan-format section 6.
+enum class Verdict { Equivalent = 0, NotEquivalent = 1, InputError = 2, Unknown = 3 };
+
+std::string verdict_name(Verdict v);
+
+// An operator named as the exporter named it, with where it lives.
+struct NodeRef {
+  std::string file;   // "spec.onnx" or "rank3.onnx"
+  int64_t rank = -1;  // -1 for the spec
+  std::string node;   // the node's name, or its description when unnamed
+  std::string op_type;
+  std::string output;  // the tensor it produced that diverges
+};
+
+struct WitnessEntry {
+  std::string symbol;  // "x[0,3]" (a spec input element) or a free addend of a partial set
+  std::string value;   // an exact rational, "-2" or "1/3"
+};
+
+struct Mismatch {
+  std::string spec_output;             // the spec value whose region differs
+  std::vector<int64_t> region_start;   // the binding's region in spec coordinates
+  std::vector<int64_t> region_end;
+  std::vector<int64_t> element;        // first differing element, spec coordinates
+  std::string binding;                 // where the failing binding was written
+  bool partial = false;                // a partial-sum set (the plan value is the sum)
+  std::vector<int64_t> ranks;          // the ranks whose values were compared
+  std::string rank_value;              // the rank tensor(s) compared
+  std::vector<WitnessEntry> witness;   // values of the inputs the element depends on
+  std::string spec_number, plan_number;  // both sides evaluated at the witness
+  std::string spec_expr, plan_expr;    // canonical forms (abbreviated)
+  std::optional<NodeRef> spec_node;    // first diverging operator on the spec side
+  std::optional<NodeRef> rank_node;    // first diverging operator on the plan side
+};
+
+struct CheckStats {
+  int64_t ranks = 0;
+  int64_t spec_nodes = 0;
+  int64_t rank_nodes = 0;
+  int64_t collectives = 0;
+  int64_t bindings = 0;
+  int64_t elements_compared = 0;
+  int64_t max_terms = 0;      // largest polynomial, in terms
+  int64_t atoms = 0;          // distinct atoms interned
+  int64_t polynomials = 0;    // distinct polynomials interned
+  double seconds = 0;
+};
+
+struct CheckResult {
+  Verdict verdict = Verdict::Unknown;
+  std::string message;                 // for input errors and UNKNOWN: what and where
+  std::optional<Mismatch> mismatch;    // for NOT EQUIVALENT
+  std::vector<std::string> warnings;   // e.g. rank outputs no binding names
+  CheckStats stats;
+};
+
+// Progress of a long check, reported to the caller (the CLI draws it; the library never prints).
+struct Progress {
+  std::string phase;  // "load", "spec", "plan", "compare"
+  int64_t done = 0;
+  int64_t total = 0;
+};
+
+struct CheckOptions {
+  std::function<void(const Progress&)> on_progress;  // may be empty
+  uint64_t witness_seed = 1;
+};
+
+}  // namespace onnx_tv

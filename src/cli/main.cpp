@@ -1,0 +1,103 @@
+// onnx-tv: proves a distributed training plan equivalent to its single-device model.
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "check/check.h"
+#include "check/report_json.h"
+#include "cli/progress_bar.h"
+#include "cli/text_report.h"
+#include "common/errors.h"
+
+namespace {
+
+constexpr int kUsageExit = 2;
+constexpr int kInternalExit = 4;
+
+const char* kUsage =
+    "usage: onnx-tv check SPEC.onnx SHARDS_DIR [--json FILE] [--no-progress] [--seed N]\n"
+    "\n"
+    "Proves that the per-rank ONNX programs in SHARDS_DIR compute what SPEC.onnx computes.\n"
+    "Exit codes: 0 EQUIVALENT, 1 NOT EQUIVALENT, 2 input error, 3 UNKNOWN, 4 internal error.\n"
+    "\n"
+    "  --json FILE     also write the verdict as a JSON report to FILE\n"
+    "  --no-progress   never draw a progress bar (it is drawn only on a terminal anyway)\n"
+    "  --seed N        seed for the witness search (default 1)\n";
+
+int usage_error(const std::string& msg) {
+  std::cerr << "onnx-tv: " << msg << "\n\n" << kUsage;
+  return kUsageExit;
+}
+
+int run_check(const std::vector<std::string>& args) {
+  std::string spec, shards, json_path;
+  bool progress = isatty(STDERR_FILENO);
+  onnx_tv::CheckOptions options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--json") {
+      if (++i >= args.size()) return usage_error("--json needs a file name");
+      json_path = args[i];
+    } else if (a == "--no-progress") {
+      progress = false;
+    } else if (a == "--seed") {
+      if (++i >= args.size()) return usage_error("--seed needs a number");
+      try {
+        options.witness_seed = std::stoull(args[i]);
+      } catch (...) {
+        return usage_error("--seed needs a number, not '" + args[i] + "'");
+      }
+    } else if (a.rfind("--", 0) == 0) {
+      return usage_error("unknown option '" + a + "'");
+    } else if (spec.empty()) {
+      spec = a;
+    } else if (shards.empty()) {
+      shards = a;
+    } else {
+      return usage_error("unexpected argument '" + a + "'");
+    }
+  }
+  if (shards.empty()) return usage_error("check needs SPEC.onnx and SHARDS_DIR");
+  onnx_tv::cli::ProgressBar bar(progress);
+  options.on_progress = [&](const onnx_tv::Progress& p) { bar.update(p); };
+  onnx_tv::CheckResult result = onnx_tv::check(spec, shards, options);
+  bar.clear();
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    out << onnx_tv::to_json(result, spec, shards);
+    if (!out) {
+      std::cerr << "onnx-tv: cannot write the JSON report to '" << json_path << "'\n";
+      return kUsageExit;
+    }
+  }
+  onnx_tv::cli::print_report(std::cout, result);
+  std::cout << onnx_tv::cli::summary_line(result) << std::endl;
+  return int(result.verdict);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? kUsageExit : 0;
+  }
+  try {
+    if (args[0] == "check") return run_check({args.begin() + 1, args.end()});
+    return usage_error("unknown command '" + args[0] + "'");
+  } catch (const onnx_tv::InternalError& e) {
+    std::cerr << "onnx-tv: " << e.what() << "\nThis is a bug in onnx-tv; please report it.\n";
+    return kInternalExit;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "onnx-tv: out of memory\n";
+    return kInternalExit;
+  } catch (const std::exception& e) {
+    std::cerr << "onnx-tv: internal error: " << e.what() << "\n";
+    return kInternalExit;
+  }
+}

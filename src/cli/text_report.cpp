@@ -1,0 +1,65 @@
+#include "cli/text_report.h"
+
+#include <cstdio>
+
+namespace onnx_tv::cli {
+
+namespace {
+
+std::string list(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+std::string region(const Mismatch& m) {
+  std::string s = "[";
+  for (size_t d = 0; d < m.region_start.size(); ++d)
+    s += (d ? ", " : "") + std::to_string(m.region_start[d]) + ":" +
+         std::to_string(m.region_end[d]);
+  return s + "]";
+}
+
+std::string node_text(const NodeRef& n) {
+  std::string where = n.rank < 0 ? n.file : "rank " + std::to_string(n.rank) + " (" + n.file + ")";
+  return n.node + " [" + n.op_type + "] in " + where + ", producing '" + n.output + "'";
+}
+
+}  // namespace
+
+void print_report(std::ostream& out, const CheckResult& r) {
+  for (const auto& w : r.warnings) out << "warning: " << w << "\n";
+  out << verdict_name(r.verdict) << "\n";
+  if (!r.message.empty()) out << "  " << r.message << "\n";
+  if (!r.mismatch || r.verdict != Verdict::NotEquivalent) return;
+  const Mismatch& m = *r.mismatch;
+  out << "  spec output:   '" << m.spec_output << "' region " << region(m) << ", element "
+      << list(m.element) << "\n";
+  out << "  plan value:    " << m.rank_value << (m.partial ? " (sum of a partial set)" : "")
+      << ", ranks " << list(m.ranks) << "\n";
+  out << "  binding:       " << m.binding << "\n";
+  out << "  witness:       ";
+  const size_t shown = 12;
+  for (size_t i = 0; i < m.witness.size() && i < shown; ++i)
+    out << (i ? ", " : "") << m.witness[i].symbol << " = " << m.witness[i].value;
+  if (m.witness.size() > shown) out << ", ... (" << m.witness.size() << " inputs in all; --json lists them)";
+  if (m.witness.empty()) out << "(the element depends on no input)";
+  out << "; any values for the other inputs\n";
+  out << "                 spec = " << m.spec_number << ", plan = " << m.plan_number << "\n";
+  if (m.spec_node) out << "  first diverging operator, spec: " << node_text(*m.spec_node) << "\n";
+  if (m.rank_node) out << "  first diverging operator, plan: " << node_text(*m.rank_node) << "\n";
+}
+
+std::string summary_line(const CheckResult& r) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "%s: %lld ranks, %lld spec nodes, %lld rank nodes, %lld collectives, %lld "
+                "elements compared, largest polynomial %lld terms, %.2f s",
+                verdict_name(r.verdict).c_str(), (long long)r.stats.ranks,
+                (long long)r.stats.spec_nodes, (long long)r.stats.rank_nodes,
+                (long long)r.stats.collectives, (long long)r.stats.elements_compared,
+                (long long)r.stats.max_terms, r.stats.seconds);
+  return buf;
+}
+
+}  // namespace onnx_tv::cli
