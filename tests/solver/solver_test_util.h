@@ -1,0 +1,28 @@
+#pragma once
+// Helpers for solver tests: comparisons that print both forms on failure.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "solver/context.h"
+
+namespace onnx_tv::solver::testing {
+
+inline ::testing::AssertionResult same_value(const char* ea, const char* eb, const Context& ctx,
+                                             Value a, Value b) {
+  if (a == b) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "input: " << ea << " vs " << eb
+                                       << "\n  got:      " << ctx.to_string(a)
+                                       << "\n  expected: " << ctx.to_string(b);
+}
+
+inline ::testing::AssertionResult prints_as(const Context& ctx, Value v, const std::string& s) {
+  std::string got = ctx.to_string(v);
+  if (got == s) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "got: " << got << "\n  expected: " << s;
+}
+
+}  // namespace onnx_tv::solver::testing
+
+#define EXPECT_SAME(ctx, a, b) \
+  EXPECT_TRUE(::onnx_tv::solver::testing::same_value(#a, #b, ctx, a, b))
