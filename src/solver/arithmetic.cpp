@@ -49,19 +49,26 @@ Value Context::Impl::make(std::vector<Term> terms) {
 }
 
 Value Context::Impl::expand_irregular(const Term& t) {
+  const std::vector<Factor> factors = monos[t.first].factors;
   std::vector<Factor> kept;
   std::vector<Factor> rewrite;
-  for (const auto& f : monos[t.first].factors) {
-    const AtomNode& a = atoms[f.first];
-    bool irr = (a.fn == Fn::Inv && sgn(f.second) < 0) || (a.fn == Fn::Sqrt && ::abs(f.second) >= 2) ||
-               (a.fn == Fn::Pow && ::abs(Rational(f.second * a.exponent)) >= 1);
-    (irr ? rewrite : kept).push_back(f);
+  for (const auto& f : factors) (irregular_factor(f.first, f.second) ? rewrite : kept).push_back(f);
+  if (rewrite.empty()) {
+    // m0 * inv(1 + b*m0) = (1 - inv(1 + b*m0)) / b
+    AtomId inv = reducible_inv(factors);
+    const Term q1 = polys[atoms[inv].args[0]].terms[1];
+    MonoId m = mono_mul(mono_mul(t.first, mono_pow(q1.first, Rational(-1))),
+                        mono_of_atom(inv, Rational(-1)));
+    Value one_minus = ctx.sub(ctx.one(), value_of_atom(inv, Rational(1)));
+    return ctx.mul(term_value(m, t.second / q1.second), one_minus);
   }
   Value v = make({Term{intern_mono(std::move(kept)), t.second}});
   for (const auto& [atom, e] : rewrite) {
     const AtomNode& a = atoms[atom];
     Value base{a.args[0], 0};
-    Rational q = a.fn == Fn::Inv ? Rational(-e) : a.fn == Fn::Sqrt ? Rational(e / 2) : Rational(e * a.exponent);
+    Rational q = a.fn == Fn::Inv    ? Rational(-e)
+                 : a.fn == Fn::Sqrt ? Rational(e / 2)
+                                    : Rational(e * a.exponent);
     v = ctx.mul(v, ctx.pow(base, ctx.constant(q)));
   }
   return v;

@@ -112,6 +112,12 @@ struct Context::Impl {
   // Turns sorted, zero-free terms into a Value, rewriting irregular monomials.
   Value make(std::vector<Term> terms);
   Value expand_irregular(const Term& t);
+  // A factor whose power simplifies on its own: inv(q)^-k, sqrt(p)^2, pow(p, 1/3)^3.
+  bool irregular_factor(AtomId a, const Rational& e) const;
+  // The Inv atom of a monomial that reduces against the rest of it: with q = 1 + b*m0,
+  // m0 * inv(q) = (1 - inv(q)) / b, so no canonical monomial holds both m0 and inv(q)
+  // (this makes sigmoid(x) + sigmoid(-x) == 1). kNone when there is none.
+  AtomId reducible_inv(const std::vector<Factor>& factors) const;
 
   const Primitive& primitive(PolyId p);
   bool is_rational(PolyId p) const;

@@ -82,14 +82,11 @@ MonoId Context::Impl::intern_mono(std::vector<Factor> factors) {
   MonoNode n;
   n.hash = h;
   for (const auto& [a, e] : factors) {
-    const AtomNode& at = atoms[a];
-    n.flags |= at.flags & (kHasSymbol | kHasFunction);
-    // Factors whose power simplifies: inv(q)^-k = q^k, and p^(q e) once |q e| reaches 1
-    // (sqrt(p)^2 = p). Keeping them out of canonical monomials keeps forms unique.
-    if (at.fn == Fn::Inv && sgn(e) < 0) n.flags |= kIrregular;
-    if (at.fn == Fn::Sqrt && ::abs(e) >= 2) n.flags |= kIrregular;
-    if (at.fn == Fn::Pow && ::abs(Rational(e * at.exponent)) >= 1) n.flags |= kIrregular;
+    n.flags |= atoms[a].flags & (kHasSymbol | kHasFunction);
+    if (irregular_factor(a, e)) n.flags |= kIrregular;
   }
+  // Keeping simplifiable factors out of canonical monomials keeps forms unique.
+  if (!(n.flags & kIrregular) && reducible_inv(factors) != InternTable::kNone) n.flags |= kIrregular;
   n.factors = std::move(factors);
   MonoId id = MonoId(monos.size());
   monos.push_back(std::move(n));
@@ -110,6 +107,37 @@ PolyId Context::Impl::intern_poly(std::vector<Term> terms) {
   polys.push_back(std::move(n));
   poly_table.insert(h, id);
   return id;
+}
+
+bool Context::Impl::irregular_factor(AtomId a, const Rational& e) const {
+  const AtomNode& at = atoms[a];
+  switch (at.fn) {
+    case Fn::Inv: return sgn(e) < 0;
+    case Fn::Sqrt: return ::abs(e) >= 2;
+    case Fn::Pow: return ::abs(Rational(e * at.exponent)) >= 1;
+    default: return false;
+  }
+}
+
+AtomId Context::Impl::reducible_inv(const std::vector<Factor>& factors) const {
+  if (factors.size() < 2) return InternTable::kNone;
+  auto exponent_of = [&](AtomId a) -> const Rational* {
+    auto it = std::lower_bound(factors.begin(), factors.end(), a,
+                               [](const Factor& f, AtomId x) { return f.first < x; });
+    return it != factors.end() && it->first == a ? &it->second : nullptr;
+  };
+  for (const auto& [a, e] : factors) {
+    if (atoms[a].fn != Fn::Inv || sgn(e) <= 0) continue;
+    const auto& q = polys[atoms[a].args[0]].terms;
+    if (q.size() != 2 || q[0].first != one_mono) continue;
+    bool divides = true;
+    for (const auto& [b, eb] : monos[q[1].first].factors) {
+      const Rational* have = exponent_of(b);
+      divides &= have && sgn(eb) > 0 && *have >= eb;
+    }
+    if (divides) return a;
+  }
+  return InternTable::kNone;
 }
 
 MonoId Context::Impl::mono_mul(MonoId a, MonoId b) {

@@ -208,3 +208,29 @@ TEST_F(Canonical, CompareConstants) {
 
 }  // namespace
 }  // namespace onnx_tv::solver
+
+namespace onnx_tv::solver {
+namespace {
+
+TEST(CanonicalBinomial, SigmoidAndTanhIdentities) {
+  Context c;
+  Value x = c.symbol("x");
+  Value two = c.constant(2LL);
+  EXPECT_SAME(c, c.add(c.sigmoid(x), c.sigmoid(c.neg(x))), c.one());
+  // sigmoid(x) = exp(x) / (1 + exp(x))
+  EXPECT_SAME(c, c.sigmoid(x), c.div(c.exp(x), c.add(c.one(), c.exp(x))));
+  // tanh(x) = 2 sigmoid(2x) - 1
+  EXPECT_SAME(c, c.tanh(x), c.sub(c.mul(two, c.sigmoid(c.mul(two, x))), c.one()));
+  // tanh is odd
+  EXPECT_SAME(c, c.tanh(c.neg(x)), c.neg(c.tanh(x)));
+  // sigmoid'(x) = s (1 - s) = s - s^2, two ways
+  Value s = c.sigmoid(x);
+  EXPECT_SAME(c, c.mul(s, c.sub(c.one(), s)), c.sub(s, c.mul(s, s)));
+  EXPECT_SAME(c, c.mul(s, c.sub(c.one(), s)), c.mul(s, c.sigmoid(c.neg(x))));
+  // x / (x + 1) = 1 - 1/(x + 1)
+  Value x1 = c.add(x, c.one());
+  EXPECT_SAME(c, c.div(x, x1), c.sub(c.one(), c.recip(x1)));
+}
+
+}  // namespace
+}  // namespace onnx_tv::solver
