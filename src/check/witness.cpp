@@ -48,6 +48,40 @@ std::string number_text(solver::Evaluator& ev, solver::Value v) {
   return os.str();
 }
 
+bool differs(const solver::Context& ctx, solver::Value a, solver::Value b,
+             const std::map<std::string, solver::Rational>& point) {
+  if (!a.is_finite() || !b.is_finite()) return true;  // the values differ, so one is finite or the signs differ
+  solver::Evaluator ev(ctx, [&](const std::string& s) { return point.at(s); });
+  if (auto qa = ev.exact(a), qb = ev.exact(b); qa && qb) return *qa != *qb;
+  long double x = ev.approx(a), y = ev.approx(b);
+  if (std::isnan(x) || std::isnan(y)) return false;
+  const long double scale = std::max({1.0L, std::fabs(x), std::fabs(y)});
+  return std::fabs(x - y) > 1e-9L * scale;
+}
+
+// Sets as many inputs to 0 as it can while the two sides still differ, in halving chunks, so
+// the reported witness is small enough to read.
+void shrink(const solver::Context& ctx, solver::Value a, solver::Value b,
+            const std::vector<std::string>& names, std::map<std::string, solver::Rational>& point) {
+  const size_t budget = 4000;  // evaluations: keeps shrinking cheap on huge polynomials
+  size_t spent = 0;
+  for (size_t chunk = std::max<size_t>(1, names.size() / 2);; chunk /= 2) {
+    for (size_t start = 0; start < names.size() && spent < budget; start += chunk) {
+      std::map<std::string, solver::Rational> trial = point;
+      bool changed = false;
+      for (size_t i = start; i < std::min(names.size(), start + chunk); ++i)
+        if (trial[names[i]] != 0) {
+          trial[names[i]] = 0;
+          changed = true;
+        }
+      if (!changed) continue;
+      ++spent;
+      if (differs(ctx, a, b, trial)) point = std::move(trial);
+    }
+    if (chunk == 1 || spent >= budget) break;
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> symbols_of(const solver::Context& ctx, solver::Value v) {
@@ -73,23 +107,15 @@ std::optional<Witness> find_witness(const solver::Context& ctx, solver::Value a,
       long v = long(rng() % (2 * span + 1)) - span;
       point[n] = t < 40 ? solver::Rational(v) : solver::Rational(v, long(rng() % 7) + 2);
     }
-    solver::Evaluator ev(ctx, [&](const std::string& s) { return point.at(s); });
-    bool differ = false;
-    if (!a.is_finite() || !b.is_finite()) {
-      differ = true;
-    } else if (auto qa = ev.exact(a), qb = ev.exact(b); qa && qb) {
-      differ = *qa != *qb;
-    } else {
-      long double x = ev.approx(a), y = ev.approx(b);
-      if (std::isnan(x) || std::isnan(y)) continue;
-      const long double scale = std::max({1.0L, std::fabs(x), std::fabs(y)});
-      differ = std::fabs(x - y) > 1e-9L * scale;
-    }
+    const bool differ = differs(ctx, a, b, point);
     if (!differ) continue;
+    shrink(ctx, a, b, names, point);
+    solver::Evaluator final_ev(ctx, [&](const std::string& s) { return point.at(s); });
     Witness w;
-    for (const auto& n : names) w.values.push_back({n, solver::to_string(point[n])});
-    w.a_number = number_text(ev, a);
-    w.b_number = number_text(ev, b);
+    for (const auto& n : names)
+      if (point[n] != 0) w.values.push_back({n, solver::to_string(point[n])});
+    w.a_number = number_text(final_ev, a);
+    w.b_number = number_text(final_ev, b);
     return w;
   }
   return std::nullopt;

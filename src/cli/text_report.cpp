@@ -43,8 +43,9 @@ void print_report(std::ostream& out, const CheckResult& r) {
   for (size_t i = 0; i < m.witness.size() && i < shown; ++i)
     out << (i ? ", " : "") << m.witness[i].symbol << " = " << m.witness[i].value;
   if (m.witness.size() > shown) out << ", ... (" << m.witness.size() << " inputs in all; --json lists them)";
-  if (m.witness.empty()) out << "(the element depends on no input)";
-  out << "; any values for the other inputs\n";
+  if (m.witness.empty()) out << "every input 0";
+  else out << "; every other input 0";
+  out << "\n";
   out << "                 spec = " << m.spec_number << ", plan = " << m.plan_number << "\n";
   if (m.spec_node) out << "  first diverging operator, spec: " << node_text(*m.spec_node) << "\n";
   if (m.rank_node) out << "  first diverging operator, plan: " << node_text(*m.rank_node) << "\n";

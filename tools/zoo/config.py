@@ -1,0 +1,122 @@
+"""Model and plan configurations: the small zoo and the real Llama-3 shapes."""
+from dataclasses import dataclass, field, replace
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    name: str
+    layers: int = 1
+    hidden: int = 8
+    heads: int = 2
+    kv_heads: int = 2
+    head_dim: int = 4
+    ffn: int = 16
+    vocab: int = 8
+    seq: int = 4
+    batch: int = 1
+    tokens: bool = False        # input one-hot tokens times an embedding (else hidden states x)
+    tied: bool = False          # LM head is the transposed embedding
+    rope: str = "table"         # "table": cos/sin constants; "range": Range/Cos/Sin in the graph
+    weights: str = "inputs"     # "inputs": graph inputs; "initializers": bound initializers
+    eps: float = 1e-5
+    theta: float = 10000.0
+    seed: int = 0
+
+    @property
+    def mask(self):
+        # constant -inf table with table RoPE, Trilu(ConstantOfShape(-inf)) with in-graph RoPE
+        return "const" if self.rope == "table" else "trilu"
+
+
+@dataclass(frozen=True)
+class PlanConfig:
+    name: str
+    dp: int = 1
+    pp: int = 1
+    cp: int = 1
+    tp: int = 1
+    sp: bool = False
+    mb: int = 1                 # micro-batches per data-parallel rank
+    schedule: str = "gpipe"     # or "1f1b"
+    zero: int = 0               # 0, 1 (all-reduce + own slice) or 2 (reduce-scatter)
+    comm: str = "onnx_tv"       # or "ms": com.microsoft AllReduce/AllGather, whole world as group
+    bindings: str = "json"      # "json", "meta" (no plan.json) or "mixed"
+    placements: bool = False    # per-rank form writes replica bindings with placements
+    bug: Optional[str] = None   # generator-level bug (mutants.py)
+
+    @property
+    def axes(self):
+        return [(a, n) for a, n in (("dp", self.dp), ("pp", self.pp), ("cp", self.cp), ("tp", self.tp))
+                if n > 1]
+
+    @property
+    def world(self):
+        return self.dp * self.pp * self.cp * self.tp
+
+
+SMALL = dict(hidden=8, heads=2, head_dim=4, ffn=16, vocab=8, seq=4)
+
+# config name -> (model, [plans])
+SMALL_ZOO = [
+    (ModelConfig("l1_b4_gqa", layers=1, kv_heads=1, batch=4, **SMALL), [
+        PlanConfig("dp2_mb2", dp=2, mb=2, bindings="mixed"),
+        PlanConfig("dp2_mb2_ms", dp=2, mb=2, comm="ms"),
+        PlanConfig("zero1_dp2_mb2_ms", dp=2, mb=2, zero=1, comm="ms"),
+        PlanConfig("zero2_dp2_mb2", dp=2, mb=2, zero=2),
+    ]),
+    (ModelConfig("l1_b2_mha", layers=1, kv_heads=2, batch=2, **SMALL), [
+        PlanConfig("tp2_mb2", tp=2, mb=2, bindings="meta"),
+        PlanConfig("tp2_sp_mb2", tp=2, sp=True, mb=2),
+    ]),
+    (ModelConfig("l1_b1_range", layers=1, kv_heads=2, batch=1, rope="range", **SMALL), [
+        PlanConfig("cp2", cp=2),
+        PlanConfig("cp2_tp2", cp=2, tp=2, placements=True),
+    ]),
+    (ModelConfig("l2_b2_gqa", layers=2, kv_heads=1, batch=2, **SMALL), [
+        PlanConfig("pp2_gpipe_mb2", pp=2, mb=2, bindings="mixed"),
+        PlanConfig("pp2_1f1b_mb2", pp=2, mb=2, schedule="1f1b"),
+    ]),
+    (ModelConfig("l2_b4_mha", layers=2, kv_heads=2, batch=4, **SMALL), [
+        PlanConfig("dp2_tp2_pp2_mb2", dp=2, tp=2, pp=2, mb=2, schedule="1f1b", placements=True),
+    ]),
+    (ModelConfig("l2_b4_tied_init", layers=2, kv_heads=1, batch=4, tokens=True, tied=True,
+                 weights="initializers", **SMALL), [
+        PlanConfig("dp2_pp2_zero2_mb2", dp=2, pp=2, mb=2, zero=2),
+    ]),
+]
+
+LLAMA3 = {
+    "8b": dict(layers=32, hidden=4096, heads=32, kv_heads=8, head_dim=128, ffn=14336),
+    "70b": dict(layers=80, hidden=8192, heads=64, kv_heads=8, head_dim=128, ffn=28672),
+    "405b": dict(layers=126, hidden=16384, heads=128, kv_heads=8, head_dim=128, ffn=53248),
+}
+REAL_PLANS = {
+    "8b": PlanConfig("dp512", dp=512, mb=1),
+    "70b": PlanConfig("dp16_tp8_pp4_mb32", dp=16, tp=8, pp=4, mb=32, schedule="1f1b"),
+    "405b": PlanConfig("dp64_tp8_pp16_mb16", dp=64, tp=8, pp=16, mb=16, schedule="1f1b"),
+}
+
+
+def real_config(size):
+    plan = REAL_PLANS[size]
+    model = ModelConfig("llama3_" + size, vocab=128256, seq=8192, batch=plan.dp * plan.mb,
+                        rope="range", theta=500000.0, **LLAMA3[size])
+    return model, plan
+
+
+def stage_layers(layers, pp, stage):
+    """Layers of a pipeline stage: equal split, or, when uneven, the first and last stages (which
+    also hold the embedding and the LM head) take one layer fewer (126 layers on 16 stages:
+    7, 8 x 14, 7)."""
+    if layers % pp == 0:
+        n = layers // pp
+        return list(range(stage * n, (stage + 1) * n))
+    big = -(-layers // pp)
+    sizes = [big] * pp
+    extra = big * pp - layers
+    order = [0, pp - 1] + list(range(1, pp - 1))
+    for i in range(extra):
+        sizes[order[i % pp]] -= 1
+    start = sum(sizes[:stage])
+    return list(range(start, start + sizes[stage]))
