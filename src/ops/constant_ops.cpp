@@ -101,7 +101,8 @@ std::vector<Tensor> range_kernel(KernelArgs& a) {
   }
   std::vector<Value> data;
   for (long i = 0; i < n.get_si(); ++i) data.push_back(a.ctx.constant(r[0] + r[2] * i));
-  return {ir::make_tensor(input(a, 0).dtype, {int64_t(data.size())}, std::move(data))};
+  const int64_t count = int64_t(data.size());  // before data is moved from
+  return {ir::make_tensor(input(a, 0).dtype, {count}, std::move(data))};
 }
 
 std::vector<Tensor> identity_kernel(KernelArgs& a) {

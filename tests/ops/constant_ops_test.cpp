@@ -1,0 +1,125 @@
+#include <cmath>
+
+#include "op_test_util.h"
+
+namespace onnx_tv::ops::testing {
+namespace {
+
+using ConstantOpsTest = OpTest;
+
+TEST_F(ConstantOpsTest, GatherWithNegativeIndices) {
+  Tensor x = floats({3, 2}, {1, 2, 3, 4, 5, 6});
+  Tensor idx = ints({2}, {-1, 0});
+  expect_ints(run1(node("Gather", 13, 2), {&x, &idx}), {2, 2}, {5, 6, 1, 2});
+  Tensor idx2 = ints({2, 1}, {1, -2});
+  auto n = node("Gather", 13, 2, 1, {{"axis", int_attr(1)}});
+  expect_ints(run1(n, {&x, &idx2}), {3, 2, 1}, {2, 1, 4, 3, 6, 5});
+  Tensor scalar = ints({}, {1});
+  expect_ints(run1(node("Gather", 13, 2), {&x, &scalar}), {2}, {3, 4});
+}
+
+TEST_F(ConstantOpsTest, GatherOutOfRangeAndSymbolicIndices) {
+  Tensor x = floats({3}, {1, 2, 3});
+  Tensor idx = ints({1}, {3});
+  EXPECT_THROW_MSG(run1(node("Gather", 13, 2), {&x, &idx}), InputError, "/test/Gather", "index 3");
+  Tensor sym = values({1}, {ctx.symbol("tok")}, DType::Int64);
+  EXPECT_THROW_MSG(run1(node("Gather", 13, 2), {&x, &sym}), Unsupported, "indices", "tok");
+}
+
+TEST_F(ConstantOpsTest, ShapeWithStartEnd) {
+  Tensor x = floats({2, 3, 4}, std::vector<long long>(24, 0));
+  Tensor s = run1(node("Shape", 15, 1), {&x});
+  EXPECT_EQ(s.dtype, DType::Int64);
+  expect_ints(s, {3}, {2, 3, 4});
+  auto n = node("Shape", 15, 1, 1, {{"start", int_attr(-2)}, {"end", int_attr(10)}});
+  expect_ints(run1(n, {&x}), {2}, {3, 4});
+  auto empty = node("Shape", 15, 1, 1, {{"start", int_attr(2)}, {"end", int_attr(1)}});
+  expect_ints(run1(empty, {&x}), {0}, {});
+}
+
+TEST_F(ConstantOpsTest, ConstantOfShapeDefaultsAndValue) {
+  Tensor shape = ints({2}, {2, 1});
+  Tensor zeros = run1(node("ConstantOfShape", 9, 1), {&shape});
+  EXPECT_EQ(zeros.dtype, DType::Float);
+  expect_ints(zeros, {2, 1}, {0, 0});
+  ir::ConstTensor v{DType::Float, {1}, {0.1f}, {}};
+  auto n = node("ConstantOfShape", 9, 1, 1, {{"value", tensor_attr(v)}});
+  expect_rationals(run1(n, {&shape}), {2, 1}, {Rational(1, 10), Rational(1, 10)});
+  ir::ConstTensor ninf{DType::Float, {1}, {-INFINITY}, {}};
+  Tensor m = run1(node("ConstantOfShape", 9, 1, 1, {{"value", tensor_attr(ninf)}}), {&shape});
+  EXPECT_EQ(m.data[0], solver::Context::neg_inf());
+}
+
+TEST_F(ConstantOpsTest, RangeOfIntegersAndFractions) {
+  Tensor s = ints({}, {1}), l = ints({}, {8}), d = ints({}, {3});
+  Tensor r = run1(node("Range", 11, 3), {&s, &l, &d});
+  EXPECT_EQ(r.dtype, DType::Int64);
+  expect_ints(r, {3}, {1, 4, 7});
+  Tensor s2 = ints({}, {5}), l2 = ints({}, {1}), d2 = ints({}, {-2});
+  expect_ints(run1(node("Range", 11, 3), {&s2, &l2, &d2}), {2}, {5, 3});
+  Tensor fs = rationals({}, {0}), fl = rationals({}, {1}), fd = rationals({}, {Rational(1, 4)});
+  expect_rationals(run1(node("Range", 11, 3), {&fs, &fl, &fd}), {4},
+                   {0, Rational(1, 4), Rational(1, 2), Rational(3, 4)});
+  Tensor empty_l = ints({}, {0});
+  expect_ints(run1(node("Range", 11, 3), {&s, &empty_l, &d}), {0}, {});
+  Tensor zero = ints({}, {0});
+  EXPECT_THROW_MSG(run1(node("Range", 11, 3), {&s, &l, &zero}), InputError, "/test/Range", "delta");
+}
+
+TEST_F(ConstantOpsTest, IdentityAndConstant) {
+  Tensor x = symbols("x", {2});
+  expect_same(run1(node("Identity", 16, 1), {&x}), x);
+  auto f = node("Constant", 13, 0, 1, {{"value_float", float_attr(0.33333334f)}});
+  expect_rationals(run1(f, {}), {}, {Rational(1, 3)});
+  auto fs = node("Constant", 13, 0, 1, {{"value_floats", floats_attr({0.5f, 0.1f})}});
+  expect_rationals(run1(fs, {}), {2}, {Rational(1, 2), Rational(1, 10)});
+  auto is = node("Constant", 13, 0, 1, {{"value_ints", ints_attr({3, -4})}});
+  Tensor t = run1(is, {});
+  EXPECT_EQ(t.dtype, DType::Int64);
+  expect_ints(t, {2}, {3, -4});
+  ir::ConstTensor v{DType::Int32, {2, 1}, {}, {7, 8}};
+  Tensor c = run1(node("Constant", 13, 0, 1, {{"value", tensor_attr(v)}}), {});
+  EXPECT_EQ(c.dtype, DType::Int32);
+  expect_ints(c, {2, 1}, {7, 8});
+}
+
+TEST_F(ConstantOpsTest, ConstantNeedsExactlyOneValue) {
+  EXPECT_THROW_MSG(run1(node("Constant", 13, 0), {}), InputError, "/test/Constant", "exactly one");
+}
+
+TEST_F(ConstantOpsTest, CastBetweenFloatsKeepsValues) {
+  Tensor x = symbols("x", {2});
+  Tensor y = run1(node("Cast", 13, 1, 1, {{"to", int_attr(int(DType::Float16))}}), {&x});
+  EXPECT_EQ(y.dtype, DType::Float16);
+  expect_same(y, Tensor{DType::Float16, x.shape, x.data});
+}
+
+TEST_F(ConstantOpsTest, CastFloatToIntTruncatesConstants) {
+  Tensor x = rationals({4}, {Rational(7, 2), Rational(-7, 2), 0, Rational(300)});
+  Tensor y = run1(node("Cast", 13, 1, 1, {{"to", int_attr(int(DType::Int64))}}), {&x});
+  EXPECT_EQ(y.dtype, DType::Int64);
+  expect_ints(y, {4}, {3, -3, 0, 300});
+  Tensor y8 = run1(node("Cast", 13, 1, 1, {{"to", int_attr(int(DType::Int8))}}), {&x});
+  expect_ints(y8, {4}, {3, -3, 0, 44});  // 300 wraps as two's complement
+  Tensor s = symbols("x", {1});
+  EXPECT_THROW_MSG(run1(node("Cast", 13, 1, 1, {{"to", int_attr(int(DType::Int32))}}), {&s}),
+                   Unsupported, "/test/Cast", "symbolic");
+}
+
+TEST_F(ConstantOpsTest, CastToBoolIsNonzero) {
+  Tensor x = rationals({3}, {Rational(1, 2), 0, -2});
+  Tensor y = run1(node("Cast", 13, 1, 1, {{"to", int_attr(int(DType::Bool))}}), {&x});
+  EXPECT_EQ(y.dtype, DType::Bool);
+  expect_ints(y, {3}, {1, 0, 1});
+  Tensor b = ints({2}, {1, 0}, DType::Bool);
+  Tensor f = run1(node("Cast", 13, 1, 1, {{"to", int_attr(int(DType::Float))}}), {&b});
+  expect_ints(f, {2}, {1, 0});
+}
+
+TEST_F(ConstantOpsTest, CastMissingToIsAnInputError) {
+  Tensor x = floats({1}, {1});
+  EXPECT_THROW_MSG(run1(node("Cast", 13, 1), {&x}), InputError, "/test/Cast", "'to'");
+}
+
+}  // namespace
+}  // namespace onnx_tv::ops::testing
