@@ -9,6 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <initializer_list>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -178,6 +179,8 @@ inline void expect_input_error(const std::function<void()>& f,
     f();
   } catch (const InputError& e) {
     const std::string msg = e.what();
+    // Set ONNX_TV_SHOW_ERRORS=1 to read the messages users would see.
+    if (std::getenv("ONNX_TV_SHOW_ERRORS")) std::cout << "  error: " << msg << "\n";
     for (const auto& p : parts) {
       EXPECT_NE(msg.find(p), std::string::npos) << "message lacks '" << p << "': " << msg;
     }
