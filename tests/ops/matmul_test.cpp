@@ -122,6 +122,22 @@ TEST_F(MatMulTest, EinsumEllipsisAndDiagonal) {
   expect_ints(run1(diag, {&a}), {2, 2}, {1, 4, 5, 8});
 }
 
+TEST_F(MatMulTest, EinsumOfThreeOperands) {
+  Tensor a = floats({2}, {1, 2});
+  Tensor b = floats({2, 2}, {1, 2, 3, 4});
+  Tensor c = floats({2}, {5, 6});
+  auto n = node("Einsum", 12, 3, 1, {{"equation", string_attr("i,ij,j->")}});
+  // a^T B c = [1, 2] [[1, 2], [3, 4]] [5, 6] = [7, 10] . [5, 6]
+  expect_ints(run1(n, {&a, &b, &c}), {}, {95});
+}
+
+TEST_F(MatMulTest, GemmScalarCBroadcasts) {
+  Tensor a = floats({2, 1}, {1, 2});
+  Tensor b = floats({1, 2}, {3, 4});
+  Tensor c = floats({}, {10});
+  expect_ints(run1(node("Gemm", 13, 3), {&a, &b, &c}), {2, 2}, {13, 14, 16, 18});
+}
+
 TEST_F(MatMulTest, EinsumSizeMismatchIsAnInputError) {
   Tensor a = floats({2, 3}, {1, 2, 3, 4, 5, 6});
   auto n = node("Einsum", 12, 2, 1, {{"equation", string_attr("ij,ij->i")}});

@@ -53,6 +53,15 @@ TEST_F(ReduceTest, ReduceMaxAndSumSquare) {
   expect_ints(run1(node("ReduceSumSquare", 13, 1), {&x}), {1, 1}, {39});
 }
 
+TEST_F(ReduceTest, ReduceMaxOverNothingIsMinusInfinity) {
+  Tensor x = floats({2, 0}, {});
+  Tensor axes = ints({1}, {1});
+  Tensor y = run1(node("ReduceMax", 18, 2), {&x, &axes});
+  EXPECT_EQ(y.shape, (Shape{2, 1}));
+  EXPECT_EQ(y.data[0], solver::Context::neg_inf());
+  EXPECT_THROW_MSG(run1(node("ReduceMean", 18, 2), {&x, &axes}), InputError, "empty");
+}
+
 TEST_F(ReduceTest, ReduceMaxOfSymbolsIsMaxAtom) {
   Tensor x = symbols("x", {2});
   Tensor y = run1(node("ReduceMax", 18, 1, 1, {{"keepdims", int_attr(0)}}), {&x});

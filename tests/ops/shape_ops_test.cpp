@@ -59,6 +59,20 @@ TEST_F(ShapeOpsTest, SqueezeAndUnsqueeze) {
             (Shape{3, 1}));
 }
 
+TEST_F(ShapeOpsTest, UnsqueezeNeedsAxes) {
+  Tensor v = floats({3}, {1, 2, 3});
+  EXPECT_THROW_MSG(run1(node("Unsqueeze", 13, 1), {&v}), InputError, "/test/Unsqueeze", "inputs");
+  EXPECT_THROW_MSG(run1(node("Unsqueeze", 11, 1), {&v}), InputError, "axes");
+}
+
+TEST_F(ShapeOpsTest, ConcatOfSplitIsTheWhole) {
+  Tensor x = symbols("x", {2, 4});
+  auto split = node("Split", 18, 1, 2, {{"axis", int_attr(1)}, {"num_outputs", int_attr(2)}});
+  std::vector<Tensor> parts = run(split, {&x});
+  auto concat = node("Concat", 13, 2, 1, {{"axis", int_attr(1)}});
+  expect_same(run1(concat, {&parts[0], &parts[1]}), x);
+}
+
 TEST_F(ShapeOpsTest, ConcatAlongAxis) {
   Tensor a = floats({2, 1}, {1, 2});
   Tensor b = floats({2, 2}, {3, 4, 5, 6});
