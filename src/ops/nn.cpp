@@ -22,6 +22,7 @@ Kernel softmax_kernel(bool log, bool single_axis) {
     expect_input_count(a, 1, 1);
     const Tensor& x = input(a, 0);
     const AxisSplit g = softmax_groups(x, a.node, single_axis);
+    if (x.size() == 0) return std::vector<Tensor>{x};  // no groups, and no max of nothing
     Context& ctx = a.ctx;
     Tensor out{x.dtype, x.shape, x.data};
     std::vector<Value> group(g.n), shifted(g.n), e(g.n);

@@ -228,7 +228,9 @@ std::vector<Tensor> slice_kernel(KernelArgs& a) {
     // Clamping as the ONNX spec gives it; large sentinels (INT64_MAX) clamp without overflow.
     int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
     int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
-    if (st > 0) {
+    if (dim == 0) {
+      out[ax] = 0;  // nothing to select (and the clamps below would have an empty range)
+    } else if (st > 0) {
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
       out[ax] = e > s ? (e - s + st - 1) / st : 0;

@@ -131,6 +131,12 @@ TEST_F(ShapeOpsTest, SliceClampsAndSelectsAxes) {
                    "/test/Slice", "step");
 }
 
+TEST_F(ShapeOpsTest, SliceOfEmptyAxisIsEmpty) {
+  Tensor x = floats({0, 2}, {});
+  Tensor s = ints({1}, {-1}), e = ints({1}, {INT64_MIN}), ax = ints({1}, {0}), st = ints({1}, {-1});
+  EXPECT_EQ(run1(node("Slice", 13, 5), {&x, &s, &e, &ax, &st}).shape, (Shape{0, 2}));
+}
+
 TEST_F(ShapeOpsTest, TransposeDefaultAndPerm) {
   Tensor x = floats({2, 3}, {1, 2, 3, 4, 5, 6});
   expect_ints(run1(node("Transpose", 13, 1), {&x}), {3, 2}, {1, 4, 2, 5, 3, 6});
