@@ -114,12 +114,8 @@ BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan) {
       if (!shape)
         throw InputError(b.origin + ": spec input '" + b.spec + "' has no static shape in " +
                          spec.file);
-      try {
-        rb.region = frontend::resolve_region(b, plan.mesh, *shape);
-      } catch (Error& e) {
-        e.add_context(b.origin);
-        throw;
-      }
+        // resolve_region's errors name the binding's origin already.
+      rb.region = frontend::resolve_region(b, plan.mesh, *shape);
       if (spec.initializers.count(b.spec)) out.symbolic_spec_values.insert(b.spec);
     }
     out.bindings.push_back(std::move(rb));

@@ -54,12 +54,8 @@ std::vector<Obligation> build_obligations(const ir::Graph& spec, const frontend:
     const auto& b = *rb.binding;
     const ir::Tensor& whole = spec_env.values.at(b.spec);
     frontend::Region region;
-    try {
-      region = frontend::resolve_region(b, plan.mesh, whole.shape);
-    } catch (Error& e) {
-      e.add_context(b.origin);
-      throw;
-    }
+    // resolve_region's errors name the binding's origin already.
+    region = frontend::resolve_region(b, plan.mesh, whole.shape);
     const ir::Tensor& mine = envs[b.rank].values.at(b.value);
     if (mine.shape != region_shape(region))
       throw InputError(b.origin + ": output '" + b.value + "' of rank " + std::to_string(b.rank) +

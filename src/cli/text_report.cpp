@@ -53,6 +53,11 @@ void print_report(std::ostream& out, const CheckResult& r) {
 
 std::string summary_line(const CheckResult& r) {
   char buf[512];
+  if (r.verdict == Verdict::InputError || r.verdict == Verdict::Unknown) {
+    std::snprintf(buf, sizeof buf, "%s: nothing is proven, %.2f s", verdict_name(r.verdict).c_str(),
+                  r.stats.seconds);
+    return buf;
+  }
   std::snprintf(buf, sizeof buf,
                 "%s: %lld ranks, %lld spec nodes, %lld rank nodes, %lld collectives, %lld "
                 "elements compared, largest polynomial %lld terms, %.2f s",

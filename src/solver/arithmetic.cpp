@@ -54,13 +54,13 @@ Value Context::Impl::expand_irregular(const Term& t) {
   std::vector<Factor> rewrite;
   for (const auto& f : factors) (irregular_factor(f.first, f.second) ? rewrite : kept).push_back(f);
   if (rewrite.empty()) {
-    // m0 * inv(1 + b*m0) = (1 - inv(1 + b*m0)) / b
+    // m2 * inv(m1 + b*m2) = (1 - m1 * inv(m1 + b*m2)) / b
     AtomId inv = reducible_inv(factors);
-    const Term q1 = polys[atoms[inv].args[0]].terms[1];
-    MonoId m = mono_mul(mono_mul(t.first, mono_pow(q1.first, Rational(-1))),
+    const std::vector<Term> q = polys[atoms[inv].args[0]].terms;
+    MonoId m = mono_mul(mono_mul(t.first, mono_pow(q[1].first, Rational(-1))),
                         mono_of_atom(inv, Rational(-1)));
-    Value one_minus = ctx.sub(ctx.one(), value_of_atom(inv, Rational(1)));
-    return ctx.mul(term_value(m, t.second / q1.second), one_minus);
+    Value m1_inv = term_value(mono_mul(q[0].first, mono_of_atom(inv, Rational(1))), Rational(1));
+    return ctx.mul(term_value(m, t.second / q[1].second), ctx.sub(ctx.one(), m1_inv));
   }
   Value v = make({Term{intern_mono(std::move(kept)), t.second}});
   for (const auto& [atom, e] : rewrite) {

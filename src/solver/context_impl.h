@@ -114,12 +114,14 @@ struct Context::Impl {
   Value expand_irregular(const Term& t);
   // A factor whose power simplifies on its own: inv(q)^-k, sqrt(p)^2, pow(p, 1/3)^3.
   bool irregular_factor(AtomId a, const Rational& e) const;
-  // The Inv atom of a monomial that reduces against the rest of it: with q = 1 + b*m0,
-  // m0 * inv(q) = (1 - inv(q)) / b, so no canonical monomial holds both m0 and inv(q)
-  // (this makes sigmoid(x) + sigmoid(-x) == 1). kNone when there is none.
+  // The Inv atom of a monomial that reduces against the rest of it: with q = m1 + b*m2,
+  // m2 * inv(q) = (1 - m1 * inv(q)) / b, so no canonical monomial holds both m2 and inv(q)
+  // (this makes sigmoid(x) + sigmoid(-x) == 1 and tanh odd). kNone when there is none.
   AtomId reducible_inv(const std::vector<Factor>& factors) const;
 
   const Primitive& primitive(PolyId p);
+  AtomId first_inv(PolyId p) const;                // the lowest Inv atom occurring in p
+  Value times_cancelling(PolyId p, AtomId inv);  // p * q where inv = inv(q), q * inv(q) = 1
   bool is_rational(PolyId p) const;
   bool single_atom(PolyId p, AtomId* a, Rational* coef) const;  // p = coef * a^1
   int sign_of_constant(Value v) const;                             // 0 when unknown

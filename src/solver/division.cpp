@@ -53,6 +53,30 @@ const Primitive& Context::Impl::primitive(PolyId p) {
   return primitive_cache.emplace(p, std::move(pr)).first->second;
 }
 
+AtomId Context::Impl::first_inv(PolyId p) const {
+  AtomId best = InternTable::kNone;
+  for (const auto& t : polys[p].terms)
+    for (const auto& f : monos[t.first].factors)
+      if (atoms[f.first].fn == Fn::Inv && f.first < best) best = f.first;
+  return best;
+}
+
+Value Context::Impl::times_cancelling(PolyId p, AtomId inv) {
+  const std::vector<Term> terms = polys[p].terms;
+  Value q{atoms[inv].args[0], 0};
+  MonoId down = mono_of_atom(inv, Rational(-1));
+  std::vector<Value> parts;
+  std::vector<Term> plain;
+  for (const auto& t : terms) {
+    bool has = false;
+    for (const auto& f : monos[t.first].factors) has |= f.first == inv;
+    if (has) parts.push_back(term_value(mono_mul(t.first, down), t.second));
+    else plain.push_back(t);
+  }
+  parts.push_back(ctx.mul(Value{intern_poly(std::move(plain)), 0}, q));
+  return ctx.sum(parts);
+}
+
 Value Context::recip(Value a) {
   if (!a.is_finite()) return zero();
   Impl& I = *impl_;
@@ -67,6 +91,16 @@ Value Context::recip(Value a) {
     r = I.term_value(I.mono_pow(m, Rational(-1)), c);
   } else {
     Primitive pr = I.primitive(a.poly);
+    if (AtomId inner = I.first_inv(pr.rest); inner != InternTable::kNone) {
+      // 1/(... + u*inv(q)) = q / (q*(...) + u): denominators hold no inverses, so nested
+      // fractions meet one form.
+      Value q{I.atoms[inner].args[0], 0};
+      Value cleared = I.times_cancelling(pr.rest, inner);
+      Value outside = I.term_value(I.mono_pow(pr.m, Rational(-1)), 1 / pr.c);
+      r = mul(mul(outside, q), recip(cleared));
+      I.recip_cache.emplace(a.poly, r);
+      return r;
+    }
     AtomNode n;
     n.fn = Fn::Inv;
     n.args = {pr.rest};

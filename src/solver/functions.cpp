@@ -69,11 +69,35 @@ Value Context::log(Value a) {
   if (auto r = as_rational(a)) {
     if (sgn(*r) <= 0) throw MathError("log of a non-positive number " + r->get_str());
     if (*r == 1) return zero();
-    if (*r < 1) return neg(log(constant(1 / *r)));  // log(1/c) = -log(c)
-    AtomNode n;
-    n.fn = Fn::Log;
-    n.args = {a.poly};
-    return I.value_of_atom(I.intern_atom(std::move(n)), Rational(1));
+    // log(c) = sum of e * log(p) over the prime powers of c, so products and quotients of
+    // constants meet one form (log(5/2) = log(5) - log(2)). A large cofactor left after trial
+    // division keeps its own log atom.
+    std::vector<Value> parts;
+    auto add_log = [&](const mpz_class& n, int sign) {
+      mpz_class rest = n;
+      auto emit = [&](const mpz_class& p, long e) {
+        AtomNode atom;
+        atom.fn = Fn::Log;
+        atom.args = {constant(Rational(p)).poly};
+        parts.push_back(I.term_value(I.mono_of_atom(I.intern_atom(std::move(atom)), Rational(1)),
+                                     Rational(sign * e)));
+      };
+      for (unsigned long d = 2; d < 65536 && rest > 1; d += d == 2 ? 1 : 2) {
+        if (mpz_class(d) * d > rest) break;
+        long e = 0;
+        while (mpz_divisible_ui_p(rest.get_mpz_t(), d)) {
+          mpz_divexact_ui(rest.get_mpz_t(), rest.get_mpz_t(), d);
+          ++e;
+        }
+        if (e) emit(mpz_class(d), e);
+      }
+      if (rest > 1) emit(rest, 1);
+    };
+    add_log(r->get_num(), 1);
+    add_log(r->get_den(), -1);
+    Value v = sum(parts);
+    I.log_cache.emplace(a.poly, v);
+    return v;
   }
   Primitive pr = I.primitive(a.poly);
   std::vector<Value> parts;
@@ -199,6 +223,24 @@ Value Context::Impl::extreme(std::span<const Value> xs, bool is_max) {
   }
   if (best) args.push_back(ctx.constant(*best).poly);
   if (args.empty()) return Value{0, int8_t(-absorbing)};
+  // Constants with atoms (log(10/9), exp(1/3)) fold too when their order is clear.
+  std::optional<PolyId> top;
+  bool decided = true;
+  size_t constants = 0;
+  for (PolyId p : args) {
+    if (polys[p].flags & kHasSymbol) continue;
+    ++constants;
+    if (!top) {
+      top = p;
+      continue;
+    }
+    auto s = ctx.compare(Value{p, 0}, Value{*top, 0});
+    if (!s) decided = false;
+    else if (is_max ? *s > 0 : *s < 0) top = p;
+  }
+  if (constants > 1 && decided) {
+    std::erase_if(args, [&](PolyId p) { return !(polys[p].flags & kHasSymbol) && p != *top; });
+  }
   std::sort(args.begin(), args.end());
   args.erase(std::unique(args.begin(), args.end()), args.end());
   if (args.size() == 1) return Value{args[0], 0};

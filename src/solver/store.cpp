@@ -128,8 +128,9 @@ AtomId Context::Impl::reducible_inv(const std::vector<Factor>& factors) const {
   };
   for (const auto& [a, e] : factors) {
     if (atoms[a].fn != Fn::Inv || sgn(e) <= 0) continue;
+    // q = m1 + b*m2 with coprime monomials (the primitive part of a binomial).
     const auto& q = polys[atoms[a].args[0]].terms;
-    if (q.size() != 2 || q[0].first != one_mono) continue;
+    if (q.size() != 2) continue;
     bool divides = true;
     for (const auto& [b, eb] : monos[q[1].first].factors) {
       const Rational* have = exponent_of(b);

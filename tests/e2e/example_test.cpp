@@ -1,0 +1,53 @@
+// The README's example, run through the binary: verdicts, exit codes, reports.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "run_cli.h"
+
+namespace onnx_tv::e2e {
+namespace {
+
+std::string example(const std::string& part) {
+  return (source_dir() / "models/examples/mlp_tp2" / part).string();
+}
+
+TEST(Example, CorrectPlanIsEquivalent) {
+  CliRun r = run_cli("check " + example("spec.onnx") + " " + example("shards"));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("EQUIVALENT: 2 ranks"), std::string::npos) << r.out;
+}
+
+TEST(Example, MissingAllReduceIsLocated) {
+  auto json = fresh_dir("example_json") / "report.json";
+  CliRun r = run_cli("check " + example("spec.onnx") + " " + example("shards_bug") + " --json " +
+                     json.string());
+  ASSERT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("NOT EQUIVALENT"), std::string::npos) << r.out;
+  std::ifstream in(json);
+  nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["verdict"], "NOT EQUIVALENT");
+  EXPECT_EQ(j["exit_code"], 1);
+  const auto& m = j["mismatch"];
+  EXPECT_EQ(m["spec_output"], "y");
+  EXPECT_EQ(m["rank_node"]["node"], "/fc2/MatMul");
+  EXPECT_EQ(m["rank_node"]["rank"], 0);
+  EXPECT_EQ(m["spec_node"]["node"], "/fc2/MatMul");
+  // The witness really separates the two sides.
+  EXPECT_FALSE(m["witness"].empty());
+  EXPECT_NE(m["spec_value"], m["plan_value"]);
+}
+
+TEST(Example, UsageErrors) {
+  EXPECT_EQ(run_cli("").exit_code, 2);
+  EXPECT_EQ(run_cli("frobnicate").exit_code, 2);
+  CliRun r = run_cli("check " + example("spec.onnx"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("usage"), std::string::npos) << r.out;
+  EXPECT_EQ(run_cli("check a b --bogus").exit_code, 2);
+  EXPECT_EQ(run_cli("--help").exit_code, 0);
+}
+
+}  // namespace
+}  // namespace onnx_tv::e2e

@@ -1,0 +1,165 @@
+// Broken plans, derived from the bundled example, must give exit code 2 (or 3 for what onnx-tv
+// does not model) with a message naming the file and the value, never a crash.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "run_cli.h"
+
+namespace fs = std::filesystem;
+
+namespace onnx_tv::e2e {
+namespace {
+
+struct Case {
+  fs::path dir;
+  fs::path spec() const { return dir / "spec.onnx"; }
+  fs::path shards() const { return dir / "shards"; }
+  nlohmann::json plan() const {
+    std::ifstream in(shards() / "plan.json");
+    return nlohmann::json::parse(in);
+  }
+  void set_plan(const nlohmann::json& j) const { std::ofstream(shards() / "plan.json") << j.dump(1); }
+  onnx::ModelProto model(const fs::path& p) const {
+    onnx::ModelProto m;
+    std::ifstream in(p, std::ios::binary);
+    EXPECT_TRUE(m.ParseFromIstream(&in)) << p;
+    return m;
+  }
+  void save(const onnx::ModelProto& m, const fs::path& p) const {
+    std::ofstream out(p, std::ios::binary);
+    m.SerializeToOstream(&out);
+  }
+  CliRun run() const { return run_cli("check " + spec().string() + " " + shards().string()); }
+};
+
+Case copy_example(const std::string& name) {
+  Case c{fresh_dir(name)};
+  fs::copy(source_dir() / "models/examples/mlp_tp2/spec.onnx", c.spec());
+  fs::copy(source_dir() / "models/examples/mlp_tp2/shards", c.shards());
+  return c;
+}
+
+void expect_error(const CliRun& r, int code, std::initializer_list<std::string> words) {
+  EXPECT_EQ(r.exit_code, code) << r.out;
+  for (const auto& w : words) EXPECT_NE(r.out.find(w), std::string::npos) << "'" << w << "' not in:\n" << r.out;
+}
+
+TEST(InputErrors, MissingRankFile) {
+  Case c = copy_example("missing_rank");
+  fs::remove(c.shards() / "rank1.onnx");
+  expect_error(c.run(), 2, {"rank1.onnx"});
+}
+
+TEST(InputErrors, GarbageModel) {
+  Case c = copy_example("garbage");
+  std::ofstream(c.shards() / "rank1.onnx") << "this is not an onnx model";
+  expect_error(c.run(), 2, {"rank1.onnx"});
+}
+
+TEST(InputErrors, UnknownKeyInPlan) {
+  Case c = copy_example("unknown_key");
+  auto j = c.plan();
+  j["wolrd_size"] = 2;
+  c.set_plan(j);
+  expect_error(c.run(), 2, {"wolrd_size"});
+}
+
+TEST(InputErrors, UnboundRankInput) {
+  Case c = copy_example("unbound");
+  auto j = c.plan();
+  auto& b = j["bindings"];
+  for (size_t i = 0; i < b.size(); ++i)
+    if (b[i]["rank"] == 1 && b[i]["value"] == "x") b.erase(i);
+  c.set_plan(j);
+  expect_error(c.run(), 2, {"'x'", "rank1.onnx"});
+}
+
+TEST(InputErrors, UncoveredSpecOutput) {
+  Case c = copy_example("uncovered");
+  auto j = c.plan();
+  auto& b = j["bindings"];
+  for (size_t i = b.size(); i-- > 0;)
+    if (b[i]["value"] == "y") b.erase(i);
+  c.set_plan(j);
+  CliRun r = c.run();
+  expect_error(r, 2, {"'y'", "not covered"});
+}
+
+TEST(InputErrors, SliceOutOfRange) {
+  Case c = copy_example("slice_range");
+  auto j = c.plan();
+  for (auto& b : j["bindings"])
+    if (b["rank"] == 1 && b["value"] == "w1_shard") b["slice"] = {nullptr, {12, 20}};
+  c.set_plan(j);
+  expect_error(c.run(), 2, {"w1_shard"});
+}
+
+TEST(InputErrors, SliceShapeMismatch) {
+  Case c = copy_example("slice_shape");
+  auto j = c.plan();
+  for (auto& b : j["bindings"])
+    if (b["rank"] == 1 && b["value"] == "w1_shard") b["slice"] = {nullptr, {0, 4}};
+  c.set_plan(j);
+  expect_error(c.run(), 2, {"w1_shard", "rank1.onnx"});
+}
+
+TEST(InputErrors, DuplicateBinding) {
+  Case c = copy_example("duplicate");
+  auto j = c.plan();
+  j["bindings"].push_back(j["bindings"][0]);
+  c.set_plan(j);
+  expect_error(c.run(), 2, {"'x'"});
+}
+
+TEST(InputErrors, CollectiveWithoutPartner) {
+  Case c = copy_example("unmatched_collective");
+  auto m = c.model(c.shards() / "rank1.onnx");
+  auto* g = m.mutable_graph();
+  // Drop rank 1's all-reduce and output its partial sum instead.
+  for (int i = 0; i < g->node_size(); ++i)
+    if (g->node(i).op_type() == "AllReduce") g->mutable_node()->DeleteSubrange(i, 1);
+  g->mutable_output(0)->set_name("y_partial");
+  c.save(m, c.shards() / "rank1.onnx");
+  auto j = c.plan();
+  for (auto& b : j["bindings"])
+    if (b["rank"] == 1 && b["value"] == "y") b["value"] = "y_partial";
+  c.set_plan(j);
+  expect_error(c.run(), 2, {"AllReduce", "/fc2/AllReduce", "rank 1", "[0, 1]"});
+}
+
+TEST(InputErrors, UnsupportedOperatorIsUnknown) {
+  Case c = copy_example("unsupported");
+  auto m = c.model(c.spec());
+  m.mutable_graph()->mutable_node(1)->set_op_type("HardSigmoid");
+  c.save(m, c.spec());
+  expect_error(c.run(), 3, {"HardSigmoid", "/act/Sigmoid"});
+}
+
+TEST(InputErrors, NaNConstantNamesTheNode) {
+  Case c = copy_example("nan");
+  auto m = c.model(c.spec());
+  auto* g = m.mutable_graph();
+  auto* node = g->add_node();
+  node->set_op_type("Constant");
+  node->set_name("/bad/Constant");
+  node->add_output("bad_c");
+  auto* a = node->add_attribute();
+  a->set_name("value_float");
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(std::numeric_limits<float>::quiet_NaN());
+  auto* mul = g->add_node();
+  mul->set_op_type("Mul");
+  mul->set_name("/bad/Mul");
+  mul->add_input("y");
+  mul->add_input("bad_c");
+  mul->add_output("y_bad");
+  c.save(m, c.spec());
+  expect_error(c.run(), 2, {"/bad/Constant", "NaN"});
+}
+
+}  // namespace
+}  // namespace onnx_tv::e2e

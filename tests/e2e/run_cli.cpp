@@ -1,0 +1,32 @@
+#include "run_cli.h"
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+
+namespace onnx_tv::e2e {
+
+CliRun run_cli(const std::string& args) {
+  CliRun r;
+  std::string cmd = std::string(ONNX_TV_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::filesystem::path source_dir() { return ONNX_TV_SOURCE_DIR; }
+
+std::filesystem::path fresh_dir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("onnx_tv_e2e_" + name);
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+}  // namespace onnx_tv::e2e
