@@ -316,7 +316,8 @@ class Llama:
                     with g.backward():
                         G[p + "w_o"] = self.wgrad(S["o2"], da, self.nh * hd, m.hidden)
                         do2 = self.matmul_t(da, W[p + "w_o"])
-                do = self.heads_bwd(do2, self.nh)
+                with g.backward():
+                    do = self.heads(do2, self.nh)
                 with g.backward():
                     vt = g.node("Transpose", [S["ve"]], "Transpose_v", perm=[0, 1, 3, 2])
                     dpr = g.node("MatMul", [do, vt], "MatMul_context")
