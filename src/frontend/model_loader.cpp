@@ -1,7 +1,7 @@
 // ModelProto -> ir::Graph. The checker of libonnx is deliberately not run: it rejects IR
 // versions newer than the library knows, and exporters are routinely ahead of it. Instead
-// everything this file converts is validated as it is read, and what onnx-tv does not use
-// (doc strings, training info, model-local functions) is left alone.
+// everything this file converts is validated as it is read, model-local functions are inlined,
+// and what onnx-tv does not use (doc strings, training info) is left alone.
 #include "frontend/model_loader.h"
 
 #include <filesystem>
@@ -186,6 +186,7 @@ ir::Graph convert_model(onnx::ModelProto& model, const std::string& name,
     throw InputError(name + ": IR version " + std::to_string(model.ir_version()) +
                      " is too old (expected 7 or later; re-export with a newer exporter)");
   }
+  detail::inline_local_functions(model, name);
   if (options.infer_shapes) {
     // Custom domains (onnx_tv, com.microsoft) have no schema here; inference skips them or
     // gives up, and either way the declared information is still there.

@@ -25,6 +25,12 @@ ir::ConstTensor convert_tensor(const onnx::TensorProto& t, const TensorSource& s
 ir::ConstTensor convert_sparse_tensor(const onnx::SparseTensorProto& t,
                                       const TensorSource& source);
 
+// Replaces every call of a model-local function (ModelProto.functions, as the dynamo exporter
+// writes one per module) by the function's body, so the rest of onnx-tv sees plain ops.
+// Values inside a body are renamed apart per call; attribute references take the caller's
+// attribute. InputError naming `file` on calls that recurse or do not match the signature.
+void inline_local_functions(onnx::ModelProto& model, const std::string& file);
+
 // Exact values of the 16-bit float formats, decoded from their bit patterns.
 double half_to_double(uint16_t bits);
 double bfloat16_to_double(uint16_t bits);

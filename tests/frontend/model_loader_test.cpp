@@ -282,6 +282,65 @@ TEST(ModelLoader, ShapeInferenceFillsValueInfo) {
   EXPECT_EQ((*g.value_info.at("t").shape)[1].size, 3);
 }
 
+TEST(ModelLoader, LocalFunctionsAreInlined) {
+  onnx::ModelProto m = make_model();
+  import_domain(m, "local");
+  add_input(m, "x", {2});
+  add_output(m, "z", {2});
+  // Block(a) = LeakyRelu(Square(a), alpha = @alpha); Square(a) = Mul(a, a), itself a function.
+  auto* sq = m.add_functions();
+  sq->set_name("Square");
+  sq->set_domain("local");
+  sq->add_input("a");
+  sq->add_output("s");
+  auto* mul = sq->add_node();
+  mul->set_op_type("Mul");
+  mul->add_input("a");
+  mul->add_input("a");
+  mul->add_output("s");
+  auto* blk = m.add_functions();
+  blk->set_name("Block");
+  blk->set_domain("local");
+  blk->add_input("a");
+  blk->add_output("out");
+  blk->add_attribute("alpha");
+  auto* call_sq = blk->add_node();
+  call_sq->set_op_type("Square");
+  call_sq->set_domain("local");
+  call_sq->set_name("sq");
+  call_sq->add_input("a");
+  call_sq->add_output("t");
+  auto* lr = blk->add_node();
+  lr->set_op_type("LeakyRelu");
+  lr->add_input("t");
+  lr->add_output("out");
+  auto* ref = lr->add_attribute();
+  ref->set_name("alpha");
+  ref->set_type(onnx::AttributeProto::FLOAT);
+  ref->set_ref_attr_name("alpha");
+  auto* c0 = add_node(m, "Block", {"x"}, {"y"}, "local", "layer0");
+  auto* alpha = c0->add_attribute();
+  alpha->set_name("alpha");
+  alpha->set_type(onnx::AttributeProto::FLOAT);
+  alpha->set_f(0.5f);
+  add_node(m, "Block", {"y"}, {"z"}, "local", "layer1");
+
+  ir::Graph g = parse_model(m.SerializeAsString(), "f.onnx");
+  ASSERT_EQ(g.nodes.size(), 4u);
+  EXPECT_EQ(g.nodes[0].op_type, "Mul");
+  EXPECT_EQ(g.nodes[0].name, "layer0/sq/Mul");
+  EXPECT_EQ(g.nodes[0].inputs, (std::vector<std::string>{"x", "x"}));
+  EXPECT_EQ(g.nodes[0].outputs, (std::vector<std::string>{"layer0/t"}));
+  EXPECT_EQ(g.nodes[1].op_type, "LeakyRelu");
+  EXPECT_EQ(g.nodes[1].inputs, (std::vector<std::string>{"layer0/t"}));
+  EXPECT_EQ(g.nodes[1].outputs, (std::vector<std::string>{"y"}));
+  EXPECT_EQ(g.nodes[1].attributes.at("alpha").f, 0.5);
+  EXPECT_EQ(g.nodes[2].outputs, (std::vector<std::string>{"layer1/t"}));
+  EXPECT_EQ(g.nodes[3].outputs, (std::vector<std::string>{"z"}));
+  EXPECT_FALSE(g.nodes[3].attributes.count("alpha"));  // not given: LeakyRelu's default
+  EXPECT_EQ(g.nodes[3].opset, 17);
+}
+
 TEST(ModelLoaderErrors, MissingFile) {
   TempDir dir;
   expect_input_error([&] { load_model(dir.file("nope.onnx")); }, {"nope.onnx", "no such file"});
