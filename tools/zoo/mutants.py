@@ -166,7 +166,7 @@ CATALOGUE = [
     _c("dp2_allreduce_as_allgather", "allreduce_replaced_by_allgather", "l1_b4_gqa", "dp2_mb2",
        "the data-parallel gradient all-reduce of w_q becomes an all-gather of each rank's column "
        "chunk (same shape, no reduction)", "grad_layers.0.w_q", 0, TV,
-       edit=lambda ms: allreduce_as_allgather(ms, [0, 1], "/grad_sync/layers.0.w_q/AllReduce", 1, 4)),
+       edit=lambda ms: allreduce_as_allgather(ms, [0, 1], "/grad_sync/layers.0.w_q/AllReduce", 1, 8)),
     _c("zero2_allgather_as_allreduce", "allgather_replaced_by_allreduce", "l1_b4_gqa", "zero2_dp2_mb2",
        "the ZeRO parameter all-gather of w_o becomes an all-reduce of the tiled local shard",
        "loss", 0, TV,

@@ -476,6 +476,17 @@ def run_ranks(plan, rank_feeds):
     return envs
 
 
+def _check_declared(model, values, where):
+    """Declared static output shapes must be the computed ones."""
+    for o in model.graph.output:
+        dims = o.type.tensor_type.shape.dim
+        if all(d.HasField("dim_value") for d in dims):
+            want = tuple(d.dim_value for d in dims)
+            if tuple(np.shape(values[o.name])) != want:
+                raise InputError("%s output %s: declared %s, computed %s" % (
+                    where, o.name, want, np.shape(values[o.name])))
+
+
 # ---- the check ------------------------------------------------------------------------------------
 def check(spec_path, shards_dir, seed=0):
     t0 = time.time()
@@ -532,6 +543,10 @@ def check(spec_path, shards_dir, seed=0):
     t2 = time.time()
     envs = run_ranks(plan, feeds)
     t_plan = time.time() - t2
+
+    _check_declared(spec, spec_out, "spec")
+    for r in range(plan.world):
+        _check_declared(plan.models[r], envs[r], "rank %d" % r)
 
     # compare
     errs, covered, partial_sets = {}, {}, {}
