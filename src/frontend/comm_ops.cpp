@@ -289,6 +289,9 @@ ir::CommOp parse_microsoft(const OpSite& s) {
     op.tag = s.int_attr("tag").value_or(0);
     op.data_input = send ? in[2] : "";
     op.output = send ? (out.empty() ? "" : out[0]) : out[1];
+    if (send ? op.data_input.empty() : op.output.empty()) {
+      s.fail(send ? "the data input is omitted" : "the data output is omitted");
+    }
     return op;
   }
   if (in.size() != 1 || out.size() != 1 || in[0].empty() || out[0].empty()) {
