@@ -54,13 +54,22 @@ Value Context::Impl::expand_irregular(const Term& t) {
   std::vector<Factor> rewrite;
   for (const auto& f : factors) (irregular_factor(f.first, f.second) ? rewrite : kept).push_back(f);
   if (rewrite.empty()) {
-    // m2 * inv(m1 + b*m2) = (1 - m1 * inv(m1 + b*m2)) / b
-    AtomId inv = reducible_inv(factors);
+    // q = m1 + b*m2: m2 inv(q) = (1 - m1 inv(q)) / b, or m1 inv(q) = 1 - b m2 inv(q).
+    if (binomial_depth >= 24) return Value{intern_poly({t}), 0};
+    struct Depth {
+      int& d;
+      ~Depth() { --d; }
+    } guard{++binomial_depth};
+    bool second = true;
+    AtomId inv = reducible_inv(factors, &second);
     const std::vector<Term> q = polys[atoms[inv].args[0]].terms;
-    MonoId m = mono_mul(mono_mul(t.first, mono_pow(q[1].first, Rational(-1))),
+    const Term& out = second ? q[1] : q[0];   // the monomial taken out
+    const Term& other = second ? q[0] : q[1];  // the one that takes its place
+    MonoId m = mono_mul(mono_mul(t.first, mono_pow(out.first, Rational(-1))),
                         mono_of_atom(inv, Rational(-1)));
-    Value m1_inv = term_value(mono_mul(q[0].first, mono_of_atom(inv, Rational(1))), Rational(1));
-    return ctx.mul(term_value(m, t.second / q[1].second), ctx.sub(ctx.one(), m1_inv));
+    Value other_inv = term_value(mono_mul(other.first, mono_of_atom(inv, Rational(1))),
+                                 other.second);
+    return ctx.mul(term_value(m, t.second / out.second), ctx.sub(ctx.one(), other_inv));
   }
   Value v = make({Term{intern_mono(std::move(kept)), t.second}});
   for (const auto& [atom, e] : rewrite) {

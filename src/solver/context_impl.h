@@ -95,6 +95,9 @@ struct Context::Impl {
   std::unordered_map<PolyId, Value> recip_cache, exp_cache, log_cache;
   MonoId one_mono = 0;
   AtomId e_atom = InternTable::kNone;  // exp(1), created on first use
+  // Nesting of binomial rewrites. Several inverses in one monomial can send the rewrites of
+  // reducible_inv around a cycle; past a fixed depth they stop and the monomial stays as is.
+  int binomial_depth = 0;
 
   // Interning. Inputs must already be canonical (sorted, nonzero).
   AtomId intern_atom(AtomNode n);
@@ -117,7 +120,8 @@ struct Context::Impl {
   // The Inv atom of a monomial that reduces against the rest of it: with q = m1 + b*m2,
   // m2 * inv(q) = (1 - m1 * inv(q)) / b, so no canonical monomial holds both m2 and inv(q)
   // (this makes sigmoid(x) + sigmoid(-x) == 1 and tanh odd). kNone when there is none.
-  AtomId reducible_inv(const std::vector<Factor>& factors) const;
+  // *second tells which rule applies (see store.cpp).
+  AtomId reducible_inv(const std::vector<Factor>& factors, bool* second) const;
 
   const Primitive& primitive(PolyId p);
   AtomId first_inv(PolyId p) const;                // the lowest Inv atom occurring in p

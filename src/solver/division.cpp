@@ -47,8 +47,12 @@ const Primitive& Context::Impl::primitive(PolyId p) {
   MonoId m_inv = mono_pow(pr.m, Rational(-1));
   std::vector<Term> rest;
   rest.reserve(terms.size());
-  for (const auto& t : terms) rest.emplace_back(mono_mul(t.first, m_inv), t.second / pr.c);
+  for (const auto& t : terms) rest.emplace_back(mono_mul(t.first, m_inv), t.second);
   std::sort(rest.begin(), rest.end(), [](const Term& x, const Term& y) { return x.first < y.first; });
+  // Dividing out m can reorder the terms: the coefficient that must become 1 is the one
+  // that leads after sorting.
+  if (!rest.empty()) pr.c = rest[0].second;
+  for (auto& t : rest) t.second /= pr.c;
   pr.rest = intern_poly(std::move(rest));
   return primitive_cache.emplace(p, std::move(pr)).first->second;
 }

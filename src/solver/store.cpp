@@ -86,7 +86,7 @@ MonoId Context::Impl::intern_mono(std::vector<Factor> factors) {
     if (irregular_factor(a, e)) n.flags |= kIrregular;
   }
   // Keeping simplifiable factors out of canonical monomials keeps forms unique.
-  if (!(n.flags & kIrregular) && reducible_inv(factors) != InternTable::kNone) n.flags |= kIrregular;
+  if (!(n.flags & kIrregular) && reducible_inv(factors, nullptr) != InternTable::kNone) n.flags |= kIrregular;
   n.factors = std::move(factors);
   MonoId id = MonoId(monos.size());
   monos.push_back(std::move(n));
@@ -119,24 +119,37 @@ bool Context::Impl::irregular_factor(AtomId a, const Rational& e) const {
   }
 }
 
-AtomId Context::Impl::reducible_inv(const std::vector<Factor>& factors) const {
+AtomId Context::Impl::reducible_inv(const std::vector<Factor>& factors, bool* second) const {
   if (factors.size() < 2) return InternTable::kNone;
-  auto exponent_of = [&](AtomId a) -> const Rational* {
+  auto exponent_of = [&](AtomId a) -> Rational {
     auto it = std::lower_bound(factors.begin(), factors.end(), a,
                                [](const Factor& f, AtomId x) { return f.first < x; });
-    return it != factors.end() && it->first == a ? &it->second : nullptr;
+    return it != factors.end() && it->first == a ? it->second : Rational(0);
+  };
+  // Every factor of m occurs in the monomial at least (sign +1) or at most -1 times (sign -1).
+  auto contains = [&](MonoId m, int sign) {
+    const auto& fm = monos[m].factors;
+    if (fm.empty()) return sign > 0;  // the empty monomial divides everything
+    for (const auto& [b, eb] : fm)
+      if (sign > 0 ? exponent_of(b) < eb : exponent_of(b) > -eb) return false;
+    return true;
   };
   for (const auto& [a, e] : factors) {
     if (atoms[a].fn != Fn::Inv || sgn(e) <= 0) continue;
-    // q = m1 + b*m2 with coprime monomials (the primitive part of a binomial).
+    // q = m1 + b*m2 with coprime monomials of nonnegative exponents (a primitive binomial).
     const auto& q = polys[atoms[a].args[0]].terms;
     if (q.size() != 2) continue;
-    bool divides = true;
-    for (const auto& [b, eb] : monos[q[1].first].factors) {
-      const Rational* have = exponent_of(b);
-      divides &= have && sgn(eb) > 0 && *have >= eb;
+    // Rule A: m2 * inv(q) -> (1 - m1 inv(q)) / b. Rule B, for monomials holding m2^-1:
+    // m1 * inv(q) -> 1 - b m2 inv(q). Both shrink the exponents of m2's atoms toward 0, so
+    // rewriting ends, and a monomial can hold m2 or m2^-1 with inv(q) but not both m1 and m2^-1.
+    if (contains(q[1].first, 1)) {
+      if (second) *second = true;
+      return a;
     }
-    if (divides) return a;
+    if (contains(q[1].first, -1) && contains(q[0].first, 1)) {
+      if (second) *second = false;
+      return a;
+    }
   }
   return InternTable::kNone;
 }
