@@ -234,3 +234,53 @@ TEST(CanonicalBinomial, SigmoidAndTanhIdentities) {
 
 }  // namespace
 }  // namespace onnx_tv::solver
+
+namespace onnx_tv::solver {
+namespace {
+
+TEST(CanonicalExtensions, NestedFractionsLogsAndConstantMax) {
+  Context c;
+  Value x = c.symbol("x"), y = c.symbol("y");
+  Value one = c.one();
+  // 1 / (1 + 1/x) == x / (x + 1)
+  EXPECT_SAME(c, c.recip(c.add(one, c.recip(x))), c.div(x, c.add(x, one)));
+  // 1 / (1/x + 1/y) == x y / (x + y)
+  EXPECT_SAME(c, c.recip(c.add(c.recip(x), c.recip(y))), c.div(c.mul(x, y), c.add(x, y)));
+  // log of rationals by prime powers
+  EXPECT_SAME(c, c.log(c.constant(Rational(5, 2))), c.sub(c.log(c.constant(5LL)), c.log(c.constant(2LL))));
+  EXPECT_SAME(c, c.log(c.constant(12LL)), c.add(c.mul(c.constant(2LL), c.log(c.constant(2LL))),
+                                                c.log(c.constant(3LL))));
+  // max of constants with atoms folds when the order is clear
+  std::vector<Value> xs = {c.zero(), c.log(c.constant(Rational(10, 9)))};
+  EXPECT_SAME(c, c.max(xs), xs[1]);
+  // exp(1)^(3/2) / (exp(1)^(3/2) + exp(x)), built two ways
+  Value e = c.exp(c.constant(Rational(3, 2)));
+  Value ex = c.exp(x);
+  EXPECT_SAME(c, c.div(e, c.add(e, ex)), c.recip(c.add(one, c.div(ex, e))));
+  EXPECT_SAME(c, c.sigmoid(c.constant(Rational(-3, 2))),
+              c.div(c.exp(c.constant(Rational(-3, 2))), c.add(one, c.exp(c.constant(Rational(-3, 2))))));
+}
+
+TEST(CanonicalScale, LargeSumsAndProducts) {
+  Context c;
+  std::vector<Value> xs, ws;
+  for (int i = 0; i < 100000; ++i) {
+    xs.push_back(c.symbol("x" + std::to_string(i)));
+    ws.push_back(c.symbol("w" + std::to_string(i % 1000)));
+  }
+  Value s = c.sum(xs);
+  EXPECT_EQ(c.term_count(s), 100000u);
+  std::vector<Value> reversed(xs.rbegin(), xs.rend());
+  EXPECT_EQ(c.sum(reversed), s);
+  Value d = c.dot(xs, ws);
+  EXPECT_EQ(c.term_count(d), 100000u);
+  // (sum of 300) * (sum of 300) = 45150 distinct monomials
+  std::vector<Value> head(xs.begin(), xs.begin() + 300);
+  Value h = c.sum(head);
+  EXPECT_EQ(c.term_count(c.mul(h, h)), 300u * 301u / 2);
+  Value mean = c.div(s, c.constant(100000LL));
+  EXPECT_EQ(c.mul(mean, c.constant(100000LL)), s);
+}
+
+}  // namespace
+}  // namespace onnx_tv::solver
