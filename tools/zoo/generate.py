@@ -16,6 +16,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from zoo.comm import Mesh  # noqa: E402
 from zoo.config import SMALL_ZOO, real_config  # noqa: E402
 from zoo.graph import save  # noqa: E402
 from zoo.mutants import CATALOGUE  # noqa: E402
@@ -74,22 +75,24 @@ def generate_small(out):
     return index
 
 
+def write_stage_programs(m, p, out):
+    """The one-program-per-stage form, building one representative rank per pipeline stage:
+    without context parallelism or ZeRO-1 slices every rank of a stage runs the same program."""
+    assert p.cp == 1 and p.zero != 1 and p.comm == "onnx_tv"
+    mesh = Mesh(p.axes)
+    reps = {}
+    for r in range(mesh.size):
+        reps.setdefault(mesh.rank({"pp": mesh.coords(r).get("pp", 0)}), []).append(r)
+    return write_spmd(out, m, p, reps)
+
+
 def generate_real(size, out):
     m, p = real_config(size)
     os.makedirs(out, exist_ok=True)
     t0 = time.time()
     save(build_spec(m), os.path.join(out, "spec.onnx"))
     t_spec = time.time() - t0
-    # every rank of a pipeline stage runs the same program: build one per stage
-    from zoo.comm import Mesh
-    mesh = Mesh(p.axes)
-    reps = {}
-    for r in range(mesh.size):
-        c = mesh.coords(r)
-        rep = mesh.rank({"pp": c.get("pp", 0)})
-        reps.setdefault(rep, []).append(r)
-    shards = os.path.join(out, p.name + ".spmd")
-    write_spmd(shards, m, p, reps)
+    write_stage_programs(m, p, os.path.join(out, p.name + ".spmd"))
     total = time.time() - t0
     size_b = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(out) for f in fs)
     print("%s %s: spec %.1fs, total %.1fs, %.1f MB in %s" % (m.name, p.name, t_spec, total,
