@@ -1,5 +1,6 @@
 #include "check/check.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "check/bindings.h"
@@ -74,7 +75,7 @@ void explain_failure(CheckResult& res, solver::Context& ctx, const CheckOptions&
   m.witness = w->values;
   m.spec_number = w->a_number;
   m.plan_number = w->b_number;
-  prove::Location loc = prove::locate(spec, spec_env, plan, linked, envs, obs, f.obligation);
+  prove::Location loc = prove::locate(ctx, spec, spec_env, plan, linked, envs, obs, f.obligation);
   m.spec_node = loc.spec_node;
   m.rank_node = loc.rank_node;
   res.verdict = Verdict::NotEquivalent;
@@ -123,14 +124,31 @@ void run(CheckResult& res, const std::string& spec_path, const std::string& shar
 
   auto obs = prove::build_obligations(spec, plan, bound, spec_env, envs, res.warnings);
   report(options, "compare", 0, 1);
-  auto failure = prove::first_failure(ctx, obs, spec_env, envs, res.stats.elements_compared);
+  auto failed = prove::failures(ctx, obs, spec_env, envs, res.stats.elements_compared);
   report(options, "compare", 1, 1);
   fill_stats(res, ctx, spec_env, envs);
-  if (!failure) {
+  if (failed.empty()) {
     res.verdict = Verdict::Equivalent;
     return;
   }
-  explain_failure(res, ctx, options, spec, spec_env, plan, linked, envs, obs, *failure);
+  // Explain the failure of the earliest spec output (in the spec's output order): outputs
+  // come loss first in training graphs, and the first is what a user looks at.
+  const prove::Failure* chosen = nullptr;
+  for (const auto& vi : spec.outputs)
+    for (const auto& f : failed) {
+      const std::string& name = obs[f.obligation].spec;
+      if (name != vi.name) continue;
+      if (std::find(res.failing_outputs.begin(), res.failing_outputs.end(), name) ==
+          res.failing_outputs.end())
+        res.failing_outputs.push_back(name);
+      if (!chosen) chosen = &f;
+    }
+  for (const auto& f : failed)  // bindings on spec inputs or initializers come last
+    if (std::find(res.failing_outputs.begin(), res.failing_outputs.end(), obs[f.obligation].spec) ==
+        res.failing_outputs.end())
+      res.failing_outputs.push_back(obs[f.obligation].spec);
+  if (!chosen) chosen = &failed[0];
+  explain_failure(res, ctx, options, spec, spec_env, plan, linked, envs, obs, *chosen);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "check/locate.h"
 
+#include <functional>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -51,25 +52,35 @@ bool linear_op(const std::string& op) {
   return ops.count(op) > 0;
 }
 
-void add_node(Dataflow& df, int64_t rank, const ir::Node& node, size_t index) {
+using IsConstant = std::function<bool(int64_t rank, const std::string& name)>;
+
+void add_node(Dataflow& df, int64_t rank, const ir::Node& node, size_t index,
+              const IsConstant& is_constant) {
+  // Mul and Div are linear in a partial value only when the other operand is a constant.
+  bool linear = linear_op(node.op_type);
+  if (linear && (node.op_type == "Mul" || node.op_type == "Div")) {
+    linear = false;
+    for (const auto& in : node.inputs) linear = linear || is_constant(rank, in);
+  }
   for (const auto& out : node.outputs) {
     if (out.empty()) continue;
     size_t o = df.id({rank, out});
     df.producer[o] = {rank, index};
-    df.linear[o] = linear_op(node.op_type);
+    df.linear[o] = linear;
     for (const auto& in : node.inputs)
       if (!in.empty()) df.edge({rank, in}, {rank, out});
   }
 }
 
 Dataflow build_dataflow(const ir::Graph& spec, const frontend::Plan& plan,
-                        const LinkedPlan& linked) {
+                        const LinkedPlan& linked, const IsConstant& is_constant) {
   Dataflow df;
-  for (size_t i = 0; i < spec.nodes.size(); ++i) add_node(df, -1, spec.nodes[i], i);
+  for (size_t i = 0; i < spec.nodes.size(); ++i) add_node(df, -1, spec.nodes[i], i, is_constant);
   for (const Step& s : linked.steps) {
     if (s.kind == Step::Kind::Node) {
-      add_node(df, s.members[0].rank, plan.program_of(s.members[0].rank).nodes[s.members[0].node_index],
-               s.members[0].node_index);
+      const auto& m = s.members[0];
+      add_node(df, m.rank, plan.program_of(m.rank).nodes[m.node_index], m.node_index,
+               is_constant);
       continue;
     }
     const bool sums = s.kind == Step::Kind::Collective &&
@@ -97,10 +108,11 @@ const ir::Tensor* tensor_of(const TensorKey& k, const Env& spec_env, const std::
   return it == env.values.end() ? nullptr : &it->second;
 }
 
-bool all_in(const ir::Tensor* t, const ValueSet& set) {
+// Constants are explained by definition: a wrong constant shows in the op that uses it.
+bool all_in(const solver::Context& ctx, const ir::Tensor* t, const ValueSet& set) {
   if (!t) return true;
   for (const auto& v : t->data)
-    if (v.is_finite() && !set.count(v)) return false;
+    if (v.is_finite() && !set.count(v) && !ctx.is_constant(v)) return false;
   return true;
 }
 
@@ -127,16 +139,16 @@ std::vector<bool> cone(const Dataflow& df, const std::vector<size_t>& roots) {
 }
 
 // The earliest tensor of one side in the cone of `roots` that is not explained.
-std::optional<size_t> first_unexplained(const Dataflow& df, const std::vector<size_t>& roots,
+std::optional<size_t> first_unexplained(const solver::Context& ctx, const Dataflow& df, const std::vector<size_t>& roots,
                                         bool spec_side, const ValueSet& other,
                                         const Env& spec_env, const std::vector<Env>& envs,
-                                        const std::set<size_t>& failing_addends) {
+                                        const std::set<size_t>& addends) {
   const size_t n = df.tensors.size();
   std::vector<bool> in_cone = cone(df, roots);
   std::vector<bool> side(n), matched(n), recovers(n, false), partial_ok(n, false);
   for (size_t t = 0; t < n; ++t) {
     side[t] = (df.tensors[t].first < 0) == spec_side;
-    matched[t] = side[t] && all_in(tensor_of(df.tensors[t], spec_env, envs), other);
+    matched[t] = side[t] && all_in(ctx, tensor_of(df.tensors[t], spec_env, envs), other);
   }
   // Tensors are numbered in execution order, so a reverse sweep sees consumers first.
   for (size_t t = n; t-- > 0;) {
@@ -146,7 +158,7 @@ std::optional<size_t> first_unexplained(const Dataflow& df, const std::vector<si
       recovers[t] = recovers[t] || matched[c] || recovers[c];
       partial_ok[t] = partial_ok[t] || (df.linear[c] && partial_ok[c]);
     }
-    if (!spec_side && df.reduce_input[t] && !failing_addends.count(t)) partial_ok[t] = true;
+    if (!spec_side && (df.reduce_input[t] || addends.count(t))) partial_ok[t] = true;
   }
   for (size_t t = 0; t < n; ++t) {
     if (!side[t] || !in_cone[t] || df.producer[t].first == -2) continue;
@@ -172,10 +184,17 @@ NodeRef node_ref(const Dataflow& df, size_t t, const ir::Graph& spec, const fron
 
 }  // namespace
 
-Location locate(const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
+Location locate(const solver::Context& ctx, const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
                 const LinkedPlan& linked, const std::vector<Env>& envs,
                 const std::vector<Obligation>& obligations, size_t failing) {
-  Dataflow df = build_dataflow(spec, plan, linked);
+  auto is_constant = [&](int64_t rank, const std::string& name) {
+    const ir::Tensor* t = tensor_of({rank, name}, spec_env, envs);
+    if (!t) return false;
+    for (const auto& v : t->data)
+      if (!ctx.is_constant(v)) return false;
+    return true;
+  };
+  Dataflow df = build_dataflow(spec, plan, linked, is_constant);
   const Obligation& ob = obligations[failing];
   ValueSet spec_values = values_of(spec_env), rank_values;
   for (const Env& env : envs) {
@@ -183,17 +202,16 @@ Location locate(const ir::Graph& spec, const Env& spec_env, const frontend::Plan
     rank_values.insert(s.begin(), s.end());
   }
   std::vector<size_t> rank_roots;
-  std::set<size_t> addends;
-  for (const auto* b : ob.members) {
-    size_t t = df.id({b->rank, b->value});
-    rank_roots.push_back(t);
-    addends.insert(t);
-  }
+  std::set<size_t> addends;  // partial-sum addends of any output binding
+  for (const auto& o : obligations)
+    if (o.region.partial)
+      for (const auto* b : o.members) addends.insert(df.id({b->rank, b->value}));
+  for (const auto* b : ob.members) rank_roots.push_back(df.id({b->rank, b->value}));
   Location loc;
   std::vector<size_t> spec_roots = {df.id({-1, ob.spec})};
-  if (auto t = first_unexplained(df, spec_roots, true, rank_values, spec_env, envs, {}))
+  if (auto t = first_unexplained(ctx, df, spec_roots, true, rank_values, spec_env, envs, {}))
     loc.spec_node = node_ref(df, *t, spec, plan);
-  if (auto t = first_unexplained(df, rank_roots, false, spec_values, spec_env, envs, addends))
+  if (auto t = first_unexplained(ctx, df, rank_roots, false, spec_values, spec_env, envs, addends))
     loc.rank_node = node_ref(df, *t, spec, plan);
   return loc;
 }

@@ -3,8 +3,11 @@
 //
 // A rank tensor is explained when every element is a value the spec computes somewhere
 // (matched), when something computed from it is matched (it recovers: a partial product that
-// an all-reduce completes, a re-association), or when it is an addend on its way into a
-// reducing collective or a partial binding (through linear ops only). The first diverging
+// an all-reduce completes, a re-association), when it is a constant (a wrong constant shows
+// in the op that uses it), or when it is an addend on its way into a summing collective or a
+// partial binding, through ops linear in it. When every tensor on the path is explained (a
+// partial set whose addends are all wrong in the same linear way), the operator that produced
+// the failing output is named. The first diverging
 // operator on the plan side is the earliest operator, in dataflow order, on a path to the
 // failing output whose result is not explained. The spec side is symmetric: the earliest spec
 // operator on the failing output's path whose values no rank computes and that does not
@@ -23,7 +26,7 @@ struct Location {
   std::optional<NodeRef> rank_node;
 };
 
-Location locate(const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
+Location locate(const solver::Context& ctx, const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
                 const LinkedPlan& linked, const std::vector<Env>& envs,
                 const std::vector<Obligation>& obligations, size_t failing);
 

@@ -104,9 +104,10 @@ solver::Value plan_value(solver::Context& ctx, const Obligation& ob,
   return parts.size() == 1 ? parts[0] : ctx.sum(parts);
 }
 
-std::optional<Failure> first_failure(solver::Context& ctx, const std::vector<Obligation>& obs,
-                                     const Env& spec_env, const std::vector<Env>& envs,
-                                     int64_t& compared) {
+std::vector<Failure> failures(solver::Context& ctx, const std::vector<Obligation>& obs,
+                              const Env& spec_env, const std::vector<Env>& envs,
+                              int64_t& compared) {
+  std::vector<Failure> out;
   for (size_t k = 0; k < obs.size(); ++k) {
     const auto& ob = obs[k];
     const ir::Tensor& whole = spec_env.values.at(ob.spec);
@@ -115,10 +116,13 @@ std::optional<Failure> first_failure(solver::Context& ctx, const std::vector<Obl
       ++compared;
       solver::Value want = whole.data[spec_offset(whole.shape, ob.region, i)];
       solver::Value got = plan_value(ctx, ob, envs, i);
-      if (!(want == got)) return Failure{k, i, want, got};
+      if (!(want == got)) {
+        out.push_back(Failure{k, i, want, got});
+        break;
+      }
     }
   }
-  return std::nullopt;
+  return out;
 }
 
 }  // namespace onnx_tv::prove

@@ -32,10 +32,11 @@ struct Failure {
   solver::Value plan_value;     // the replica's value, or the partial set's sum
 };
 
-// Compares every obligation; counts the elements compared. nullopt when all hold.
-std::optional<Failure> first_failure(solver::Context& ctx, const std::vector<Obligation>& obs,
-                                     const Env& spec_env, const std::vector<Env>& envs,
-                                     int64_t& compared);
+// Compares every obligation; returns the first failing element of each failing obligation
+// (empty when all hold) and counts the elements compared.
+std::vector<Failure> failures(solver::Context& ctx, const std::vector<Obligation>& obs,
+                              const Env& spec_env, const std::vector<Env>& envs,
+                              int64_t& compared);
 
 // The value of an obligation's plan side at one region offset.
 solver::Value plan_value(solver::Context& ctx, const Obligation& ob,

@@ -23,6 +23,7 @@ std::string to_json(const CheckResult& r, const std::string& spec_path,
   j["exit_code"] = int(r.verdict);
   if (!r.message.empty()) j["message"] = r.message;
   j["warnings"] = r.warnings;
+  j["failing_outputs"] = r.failing_outputs;
   if (r.mismatch) {
     const Mismatch& m = *r.mismatch;
     nlohmann::json mj;

@@ -60,7 +60,8 @@ struct CheckStats {
 struct CheckResult {
   Verdict verdict = Verdict::Unknown;
   std::string message;                 // for input errors and UNKNOWN: what and where
-  std::optional<Mismatch> mismatch;    // for NOT EQUIVALENT
+  std::optional<Mismatch> mismatch;    // for NOT EQUIVALENT: the first failing output, in detail
+  std::vector<std::string> failing_outputs;  // every spec output some binding fails on
   std::vector<std::string> warnings;   // e.g. rank outputs no binding names
   CheckStats stats;
 };

@@ -33,6 +33,12 @@ void print_report(std::ostream& out, const CheckResult& r) {
   if (!r.message.empty()) out << "  " << r.message << "\n";
   if (!r.mismatch || r.verdict != Verdict::NotEquivalent) return;
   const Mismatch& m = *r.mismatch;
+  if (r.failing_outputs.size() > 1) {
+    out << "  failing outputs: " << r.failing_outputs.size() << " (";
+    for (size_t i = 0; i < r.failing_outputs.size() && i < 8; ++i)
+      out << (i ? ", " : "") << r.failing_outputs[i];
+    out << (r.failing_outputs.size() > 8 ? ", ...)" : ")") << "; the first in detail:\n";
+  }
   out << "  spec output:   '" << m.spec_output << "' region " << region(m) << ", element "
       << list(m.element) << "\n";
   out << "  plan value:    " << m.rank_value << (m.partial ? " (sum of a partial set)" : "")
