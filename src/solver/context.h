@@ -108,7 +108,8 @@ class Context {
   Value recip(Value a);
   Value sum(std::span<const Value> xs);                           // n-ary, one merge
   Value dot(std::span<const Value> a, std::span<const Value> b);  // sum of a[i]*b[i]
-  Value pow(Value base, Value exponent);  // exponent must be a rational constant, else MathError
+  // exponent must be a rational constant; a symbolic exponent is Unsupported (UNKNOWN).
+  Value pow(Value base, Value exponent);
 
   // Functions.
   Value exp(Value a);
