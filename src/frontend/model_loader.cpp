@@ -182,9 +182,10 @@ ir::Graph convert_model(onnx::ModelProto& model, const std::string& name,
     throw InputError(name + ": not an ONNX model (no " +
                      std::string(model.has_ir_version() ? "graph" : "ir_version") + " found)");
   }
-  if (model.ir_version() < 7) {
+  if (model.ir_version() < options.min_ir_version) {
     throw InputError(name + ": IR version " + std::to_string(model.ir_version()) +
-                     " is too old (expected 7 or later; re-export with a newer exporter)");
+                     " is too old (expected " + std::to_string(options.min_ir_version) +
+                     " or later; re-export with a newer exporter)");
   }
   detail::inline_local_functions(model, name);
   if (options.infer_shapes) {

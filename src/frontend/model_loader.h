@@ -12,6 +12,9 @@ struct LoadOptions {
   // (Recv outputs, intermediate values). Inference failures are ignored: the file's own
   // declarations are kept as they are.
   bool infer_shapes = false;
+  // The oldest IR version read. Plans need 7 (plan-format section 1); `onnx-tv eval` and the
+  // conformance runner read ONNX's own test models, some of which are IR version 3.
+  int64_t min_ir_version = 7;
 };
 
 // Reads and converts a model. InputError naming the file on anything unreadable or malformed
