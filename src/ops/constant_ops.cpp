@@ -57,6 +57,13 @@ std::vector<Tensor> shape_kernel(KernelArgs& a) {
   return {int64_vector(a.ctx, dims)};
 }
 
+// The element count as an int64 scalar (LayerNormalization's function body divides by it).
+std::vector<Tensor> size_kernel(KernelArgs& a) {
+  expect_input_count(a, 1, 1);
+  const Tensor& x = input(a, 0);
+  return {ir::make_tensor(DType::Int64, {}, {a.ctx.constant((long long)x.size())})};
+}
+
 std::vector<Tensor> constant_of_shape_kernel(KernelArgs& a) {
   expect_input_count(a, 1, 1);
   const std::vector<int64_t> shape = const_ints(a.ctx, input(a, 0), "shape (input #0)");
@@ -193,6 +200,7 @@ std::vector<Tensor> constant_kernel(KernelArgs& a) {
 void add_constant_ops(std::vector<OpDef>& defs) {
   add_op(defs, "Gather", {1, 11, 13}, gather_kernel);
   add_op(defs, "Shape", {1, 13, 15}, shape_kernel);
+  add_op(defs, "Size", {1, 13}, size_kernel);
   add_op(defs, "ConstantOfShape", {9}, constant_of_shape_kernel);
   add_op(defs, "Range", {11}, range_kernel);
   add_op(defs, "Identity", {1, 13, 14, 16}, identity_kernel);

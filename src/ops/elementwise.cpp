@@ -92,6 +92,9 @@ void add_elementwise_ops(std::vector<OpDef>& defs) {
   add_op(defs, "Log", {6, 13}, unary_kernel(&Context::log));
   add_op(defs, "Tanh", {6, 13}, unary_kernel(&Context::tanh));
   add_op(defs, "Erf", {9, 13}, unary_kernel(&Context::erf));
+  // In-graph RoPE tables take Sin and Cos of constant angles: they stay exact atoms.
+  add_op(defs, "Sin", {7}, unary_kernel(&Context::sin));
+  add_op(defs, "Cos", {7}, unary_kernel(&Context::cos));
   add_op(defs, "Sigmoid", {6, 13}, unary_kernel(&Context::sigmoid));
   add_op(defs, "Relu", {6, 13, 14}, unary_kernel(&Context::relu));
 }

@@ -99,7 +99,11 @@ std::vector<Tensor> dropout_kernel(KernelArgs& a) {
     if (!a.ctx.is_constant(v)) {
       throw Unsupported("Dropout with a symbolic training_mode is not modeled");
     }
-    if (!(v == a.ctx.zero())) throw Unsupported("Dropout in training mode is not modeled");
+    // Training mode drops elements at random, except with ratio 0, which keeps them all.
+    const Tensor* ratio = optional_input(a, 1);
+    const bool keeps_all = ratio && ratio->size() == 1 && ratio->data[0] == a.ctx.zero();
+    if (!(v == a.ctx.zero()) && !keeps_all)
+      throw Unsupported("Dropout in training mode is not modeled (its mask is random)");
   }
   Tensor mask{DType::Bool, x.shape, std::vector<Value>(x.data.size(), a.ctx.one())};
   return {x, std::move(mask)};

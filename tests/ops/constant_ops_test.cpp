@@ -37,6 +37,15 @@ TEST_F(ConstantOpsTest, ShapeWithStartEnd) {
   expect_ints(run1(empty, {&x}), {0}, {});
 }
 
+TEST_F(ConstantOpsTest, SizeIsTheElementCountAsInt64Scalar) {
+  Tensor x = symbols("x", {2, 3});
+  Tensor n = run1(node("Size", 13, 1), {&x});
+  EXPECT_EQ(n.dtype, DType::Int64);
+  expect_ints(n, {}, {6});
+  Tensor empty = floats({0, 4}, {});
+  expect_ints(run1(node("Size", 1, 1), {&empty}), {}, {0});
+}
+
 TEST_F(ConstantOpsTest, ConstantOfShapeDefaultsAndValue) {
   Tensor shape = ints({2}, {2, 1});
   Tensor zeros = run1(node("ConstantOfShape", 9, 1), {&shape});

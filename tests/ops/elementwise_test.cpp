@@ -26,6 +26,27 @@ TEST_F(ElementwiseTest, MulAndDivOfFloatsAreExact) {
   expect_rationals(run1(node("Div", 13, 2), {&a, &b}), {2}, {Rational(1, 3), Rational(3, 4)});
 }
 
+TEST_F(ElementwiseTest, SinAndCosOfConstantsAreExactAtomsWithTheRightValue) {
+  Tensor x = rationals({3}, {Rational(0), Rational(1, 2), Rational(-3)});
+  Tensor s = run1(node("Sin", 7, 1), {&x});
+  Tensor c = run1(node("Cos", 7, 1), {&x});
+  EXPECT_EQ(s.dtype, DType::Float);
+  EXPECT_EQ(s.data[0], ctx.zero());  // sin(0) = 0 and cos(0) = 1 exactly
+  EXPECT_EQ(c.data[0], ctx.one());
+  EXPECT_FALSE(ctx.as_rational(s.data[1]));  // sin(1/2) stays an atom, never a rounded float
+  expect_near(s, {0, std::sin(0.5L), std::sin(-3.0L)});
+  expect_near(c, {1, std::cos(0.5L), std::cos(-3.0L)});
+}
+
+TEST_F(ElementwiseTest, SinAndCosOfSymbolsAreCanonicalAtoms) {
+  Tensor x = symbols("x", {1});
+  Value s = run1(node("Sin", 7, 1), {&x}).data[0];
+  Value c = run1(node("Cos", 7, 1), {&x}).data[0];
+  // A RoPE rotation is linear in sin and cos: the same angle gives the same atom on both sides.
+  EXPECT_EQ(run1(node("Sin", 7, 1), {&x}).data[0], s);
+  EXPECT_NE(s, c);
+}
+
 TEST_F(ElementwiseTest, IntegerDivTruncatesTowardZero) {
   Tensor a = ints({4}, {7, -7, 7, -7});
   Tensor b = ints({4}, {2, 2, -2, -2});

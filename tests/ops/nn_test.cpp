@@ -122,5 +122,17 @@ TEST_F(NnTest, DropoutInInferenceIsIdentity) {
                    "training mode", "/test/Dropout");
 }
 
+TEST_F(NnTest, DropoutInTrainingWithRatioZeroKeepsEverything) {
+  Tensor x = symbols("x", {2});
+  Tensor zero = rationals({}, {Rational(0)});
+  Tensor yes = ints({}, {1}, DType::Bool);
+  std::vector<Tensor> out = run(node("Dropout", 13, 3, 2), {&x, &zero, &yes});
+  expect_same(out[0], x);
+  expect_ints(out[1], {2}, {1, 1});
+  // The default ratio (1/2) drops at random.
+  EXPECT_THROW_MSG(run(node("Dropout", 13, 3, 2), {&x, nullptr, &yes}), Unsupported,
+                   "training mode");
+}
+
 }  // namespace
 }  // namespace onnx_tv::ops::testing
