@@ -1,6 +1,8 @@
 // onnx-tv: proves a distributed training plan equivalent to its single-device model.
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -8,7 +10,9 @@
 #include <vector>
 
 #include "check/check.h"
+#include "check/executor.h"
 #include "check/report_json.h"
+#include "cli/eval_command.h"
 #include "cli/progress_bar.h"
 #include "cli/text_report.h"
 #include "common/errors.h"
@@ -20,13 +24,21 @@ constexpr int kInternalExit = 4;
 
 const char* kUsage =
     "usage: onnx-tv check SPEC.onnx SHARDS_DIR [--json FILE] [--no-progress] [--seed N]\n"
+    "       onnx-tv eval MODEL.onnx --inputs DIR [--expected DIR] [--out DIR]\n"
+    "       onnx-tv conformance [DATA_DIR] [--table FILE.md]\n"
     "\n"
     "Proves that the per-rank ONNX programs in SHARDS_DIR compute what SPEC.onnx computes.\n"
     "Exit codes: 0 EQUIVALENT, 1 NOT EQUIVALENT, 2 input error, 3 UNKNOWN, 4 internal error.\n"
     "\n"
     "  --json FILE     also write the verdict as a JSON report to FILE\n"
     "  --no-progress   never draw a progress bar (it is drawn only on a terminal anyway)\n"
-    "  --seed N        seed for the witness search (default 1)\n";
+    "  --seed N        seed for the witness search (default 1)\n"
+    "\n"
+    "eval runs MODEL.onnx on the tensors input_0.pb, input_1.pb, ... in DIR with the prover's\n"
+    "op semantics (exact where rational) and prints its outputs, compares them with the\n"
+    "output_*.pb in --expected (exit 1 on a difference), or writes them to --out.\n"
+    "conformance runs ONNX's backend tests (default /usr/share/libonnx-testdata) and prints\n"
+    "passed, failed and unsupported tests per op; --table writes them as Markdown.\n";
 
 int usage_error(const std::string& msg) {
   std::cerr << "onnx-tv: " << msg << "\n\n" << kUsage;
@@ -62,6 +74,12 @@ int run_check(const std::vector<std::string>& args) {
     }
   }
   if (shards.empty()) return usage_error("check needs SPEC.onnx and SHARDS_DIR");
+  if (std::getenv("ONNX_TV_TRACE")) {  // developers' aid: where time and terms go
+    progress = false;
+    onnx_tv::prove::set_trace([](const std::string& f, const std::string& n, double s, size_t t) {
+      std::fprintf(stderr, "%8.3f s %9zu terms  %s: %s\n", s, t, f.c_str(), n.c_str());
+    });
+  }
   onnx_tv::cli::ProgressBar bar(progress);
   options.on_progress = [&](const onnx_tv::Progress& p) { bar.update(p); };
   onnx_tv::CheckResult result = onnx_tv::check(spec, shards, options);
@@ -89,6 +107,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (args[0] == "check") return run_check({args.begin() + 1, args.end()});
+    if (args[0] == "eval") return onnx_tv::cli::run_eval({args.begin() + 1, args.end()});
+    if (args[0] == "conformance") return onnx_tv::cli::run_conformance({args.begin() + 1, args.end()});
     return usage_error("unknown command '" + args[0] + "'");
   } catch (const onnx_tv::InternalError& e) {
     std::cerr << "onnx-tv: " << e.what() << "\nThis is a bug in onnx-tv; please report it.\n";
