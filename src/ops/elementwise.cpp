@@ -1,5 +1,6 @@
 // Elementwise arithmetic and the unary functions: each output element is one Context call on
 // the broadcast input elements, so the canonical forms do all the algebra.
+#include <algorithm>
 #include <functional>
 
 #include "ops/kernel_util.h"
@@ -11,13 +12,38 @@ namespace {
 using BinaryFn = std::function<Value(Value, Value)>;
 using UnaryFn = std::function<Value(Value)>;
 
+// Before opset 7, B broadcast to A only when the `broadcast` attribute is 1, with B's dims
+// aligned at `axis` (default: the trailing dims); otherwise the shapes had to be equal. The
+// result is B's shape padded with 1s to A's rank, so numpy broadcasting then means the same.
+Shape legacy_rhs_shape(const KernelArgs& a, const Shape& xs, const Shape& ys) {
+  const std::string what = input_label(a, 0) + " and " + input_label(a, 1);
+  if (attr_int(a.node, "broadcast", 0) == 0) {
+    if (xs != ys) {
+      throw InputError(what + " have shapes " + ir::shape_string(xs) + " and " +
+                       ir::shape_string(ys) + ", which must be equal without broadcast=1");
+    }
+    return ys;
+  }
+  const int64_t rx = int64_t(xs.size()), ry = int64_t(ys.size());
+  int64_t axis = attr_int(a.node, "axis", rx - ry);
+  if (axis < 0) axis += rx;
+  if (ry > rx || axis < 0 || axis + ry > rx) {
+    throw InputError(what + ": " + ir::shape_string(ys) + " cannot be broadcast to " +
+                     ir::shape_string(xs) + " at axis " + std::to_string(axis));
+  }
+  Shape out(size_t(rx), 1);
+  std::copy(ys.begin(), ys.end(), out.begin() + axis);
+  return out;
+}
+
 // Inputs 0 and 1 broadcast against each other, combined by f.
 Tensor broadcast_binary(KernelArgs& a, DType out_dtype, const BinaryFn& f) {
   const Tensor& x = input(a, 0);
   const Tensor& y = input(a, 1);
-  const Shape shapes[] = {x.shape, y.shape};
+  const Shape ys = a.node.opset < 7 ? legacy_rhs_shape(a, x.shape, y.shape) : y.shape;
+  const Shape shapes[] = {x.shape, ys};
   Shape out = broadcast_shapes(shapes, input_label(a, 0) + " and " + input_label(a, 1));
-  std::vector<int64_t> mx = broadcast_map(x.shape, out), my = broadcast_map(y.shape, out);
+  std::vector<int64_t> mx = broadcast_map(x.shape, out), my = broadcast_map(ys, out);
   std::vector<Value> data;
   data.reserve(mx.size());
   for (size_t k = 0; k < mx.size(); ++k) data.push_back(f(x.data[mx[k]], y.data[my[k]]));
@@ -80,11 +106,12 @@ Kernel unary_kernel(Value (Context::*op)(Value)) {
 }  // namespace
 
 void add_elementwise_ops(std::vector<OpDef>& defs) {
-  add_op(defs, "Add", {7, 13, 14}, binary_kernel(&Context::add));
-  add_op(defs, "Sub", {7, 13, 14}, binary_kernel(&Context::sub));
-  add_op(defs, "Mul", {7, 13, 14}, binary_kernel(&Context::mul));
-  add_op(defs, "Div", {7, 13, 14}, div_kernel);
-  add_op(defs, "Pow", {7, 12, 13, 15}, pow_kernel);
+  // Opset 6 (Pow: 1) is the legacy broadcast of legacy_rhs_shape; older revisions differ more.
+  add_op(defs, "Add", {6, 7, 13, 14}, binary_kernel(&Context::add));
+  add_op(defs, "Sub", {6, 7, 13, 14}, binary_kernel(&Context::sub));
+  add_op(defs, "Mul", {6, 7, 13, 14}, binary_kernel(&Context::mul));
+  add_op(defs, "Div", {6, 7, 13, 14}, div_kernel);
+  add_op(defs, "Pow", {1, 7, 12, 13, 15}, pow_kernel);
   add_op(defs, "Neg", {6, 13}, unary_kernel(&Context::neg));
   add_op(defs, "Sqrt", {6, 13}, unary_kernel(&Context::sqrt));
   add_op(defs, "Reciprocal", {6, 13}, unary_kernel(&Context::recip));

@@ -272,7 +272,8 @@ std::vector<Tensor> einsum_kernel(KernelArgs& a) {
 
 void add_matmul_ops(std::vector<OpDef>& defs) {
   add_op(defs, "MatMul", {1, 9, 13}, matmul_kernel);
-  add_op(defs, "Gemm", {7, 9, 11, 13}, gemm_kernel);
+  // Gemm-6's `broadcast` attribute allowed what numpy broadcasting of C to [M, N] does.
+  add_op(defs, "Gemm", {6, 7, 9, 11, 13}, gemm_kernel);
   add_op(defs, "Einsum", {12}, einsum_kernel);
 }
 

@@ -19,6 +19,20 @@ TEST_F(ElementwiseTest, SubBroadcastsBothWays) {
   expect_ints(run1(node("Sub", 14, 2), {&a, &b}), {2, 3}, {0, -1, -2, 1, 0, -1});
 }
 
+TEST_F(ElementwiseTest, Opset6BroadcastsBOnlyWhenAskedAtItsAxis) {
+  Tensor a = floats({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor col = floats({2}, {10, 20});
+  auto at0 = node("Add", 6, 2, 1, {{"broadcast", int_attr(1)}, {"axis", int_attr(0)}});
+  expect_ints(run1(at0, {&a, &col}), {2, 3}, {11, 12, 13, 24, 25, 26});
+  Tensor row = floats({3}, {10, 20, 30});
+  auto trailing = node("Mul", 6, 2, 1, {{"broadcast", int_attr(1)}});
+  expect_ints(run1(trailing, {&a, &row}), {2, 3}, {10, 40, 90, 40, 100, 180});
+  // Without broadcast=1 the shapes must be equal, even where numpy would broadcast.
+  EXPECT_THROW_MSG(run1(node("Sub", 6, 2), {&a, &row}), InputError, "/test/Sub", "equal");
+  EXPECT_THROW_MSG(run1(at0, {&a, &row}), InputError, "do not broadcast");
+  EXPECT_EQ(find_op("", "Add", 5), nullptr);  // opset 1's consumed_inputs form is not modeled
+}
+
 TEST_F(ElementwiseTest, MulAndDivOfFloatsAreExact) {
   Tensor a = floats({2}, {1, 3});
   Tensor b = floats({2}, {3, 4});
