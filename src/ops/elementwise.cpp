@@ -103,6 +103,39 @@ Kernel unary_kernel(Value (Context::*op)(Value)) {
   };
 }
 
+// Max, Min, Sum and Mean over any number of inputs, broadcast together (opset 8 on; before,
+// the shapes had to be equal). Max and Min stay max/min atoms on symbolic values.
+Kernel variadic_kernel(const std::string& op) {
+  return [op](KernelArgs& a) {
+    expect_input_count(a, 1, SIZE_MAX);
+    std::vector<Shape> shapes;
+    DType t = input(a, 0).dtype;
+    for (size_t i = 0; i < a.inputs.size(); ++i) {
+      shapes.push_back(input(a, i).shape);
+      t = common_dtype(a, 0, i);
+      if (a.node.opset < 8 && shapes.back() != shapes.front()) {
+        throw InputError(input_label(a, i) + " has shape " + ir::shape_string(shapes.back()) +
+                         ", but before opset 8 every input must have shape " +
+                         ir::shape_string(shapes.front()));
+      }
+    }
+    Shape out = broadcast_shapes(shapes, "the inputs");
+    std::vector<std::vector<int64_t>> maps;
+    for (const Shape& s : shapes) maps.push_back(broadcast_map(s, out));
+    Context& ctx = a.ctx;
+    const Value count = ctx.constant((long long)a.inputs.size());
+    std::vector<Value> data, args(a.inputs.size());
+    for (size_t k = 0; k < maps[0].size(); ++k) {
+      for (size_t i = 0; i < args.size(); ++i) args[i] = input(a, i).data[maps[i][k]];
+      if (op == "Max") data.push_back(ctx.max(args));
+      else if (op == "Min") data.push_back(ctx.min(args));
+      else if (op == "Sum") data.push_back(ctx.sum(args));
+      else data.push_back(ctx.div(ctx.sum(args), count));
+    }
+    return std::vector<Tensor>{ir::make_tensor(t, std::move(out), std::move(data))};
+  };
+}
+
 }  // namespace
 
 void add_elementwise_ops(std::vector<OpDef>& defs) {
@@ -124,6 +157,9 @@ void add_elementwise_ops(std::vector<OpDef>& defs) {
   add_op(defs, "Cos", {7}, unary_kernel(&Context::cos));
   add_op(defs, "Sigmoid", {6, 13}, unary_kernel(&Context::sigmoid));
   add_op(defs, "Relu", {6, 13, 14}, unary_kernel(&Context::relu));
+  add_op(defs, "Abs", {6, 13}, unary_kernel(&Context::abs));
+  for (const char* op : {"Max", "Min"}) add_op(defs, op, {6, 8, 12, 13}, variadic_kernel(op));
+  for (const char* op : {"Sum", "Mean"}) add_op(defs, op, {6, 8, 13}, variadic_kernel(op));
 }
 
 }  // namespace onnx_tv::ops::detail

@@ -33,6 +33,22 @@ TEST_F(ElementwiseTest, Opset6BroadcastsBOnlyWhenAskedAtItsAxis) {
   EXPECT_EQ(find_op("", "Add", 5), nullptr);  // opset 1's consumed_inputs form is not modeled
 }
 
+TEST_F(ElementwiseTest, VariadicMaxMinSumMeanBroadcast) {
+  Tensor a = floats({2, 2}, {1, 5, -3, 4});
+  Tensor b = floats({2}, {2, 2});
+  Tensor c = floats({1}, {0});
+  expect_ints(run1(node("Max", 13, 3), {&a, &b, &c}), {2, 2}, {2, 5, 2, 4});
+  expect_ints(run1(node("Min", 13, 3), {&a, &b, &c}), {2, 2}, {0, 0, -3, 0});
+  expect_ints(run1(node("Sum", 13, 3), {&a, &b, &c}), {2, 2}, {3, 7, -1, 6});
+  expect_rationals(run1(node("Mean", 13, 2), {&a, &b}), {2, 2},
+                   {Rational(3, 2), Rational(7, 2), Rational(-1, 2), 3});
+  expect_ints(run1(node("Abs", 13, 1), {&a}), {2, 2}, {1, 5, 3, 4});
+  EXPECT_THROW_MSG(run1(node("Sum", 6, 2), {&a, &b}), InputError, "before opset 8");
+  // On symbols Max stays an atom, the same whichever order the inputs come in.
+  Tensor x = symbols("x", {1}), y = symbols("y", {1});
+  EXPECT_EQ(run1(node("Max", 13, 2), {&x, &y}).data[0], run1(node("Max", 13, 2), {&y, &x}).data[0]);
+}
+
 TEST_F(ElementwiseTest, MulAndDivOfFloatsAreExact) {
   Tensor a = floats({2}, {1, 3});
   Tensor b = floats({2}, {3, 4});
