@@ -30,6 +30,9 @@ namespace {
 
 using prove::Env;
 
+// Largest polynomial an expansion of definitions may build before giving up (UNKNOWN).
+constexpr size_t kExpansionBudget = 2'000'000;
+
 void report(const CheckOptions& o, const std::string& phase, int64_t done, int64_t total) {
   if (o.on_progress) o.on_progress(Progress{phase, done, total});
 }
@@ -124,7 +127,16 @@ void run(CheckResult& res, const std::string& spec_path, const std::string& shar
 
   auto obs = prove::build_obligations(spec, plan, bound, spec_env, envs, res.warnings);
   report(options, "compare", 0, 1);
-  auto failed = prove::failures(ctx, obs, spec_env, envs, res.stats.elements_compared);
+  // Different canonical forms: a quick witness search refutes real differences; otherwise the
+  // forms may differ only in how products were kept unexpanded, so expand and compare again.
+  auto same = [&](solver::Value a, solver::Value b) {
+    if (prove::find_witness(ctx, a, b, options.witness_seed, 8)) return false;
+    auto x = ctx.expand_definitions(a, kExpansionBudget);
+    if (!x) return false;
+    auto y = ctx.expand_definitions(b, kExpansionBudget);
+    return y && *x == *y;
+  };
+  auto failed = prove::failures(ctx, obs, spec_env, envs, same, res.stats.elements_compared);
   report(options, "compare", 1, 1);
   fill_stats(res, ctx, spec_env, envs);
   if (failed.empty()) {

@@ -1,5 +1,8 @@
 #include "check/executor.h"
 
+#include <algorithm>
+#include <chrono>
+
 #include "common/errors.h"
 #include "ops/registry.h"
 
@@ -27,19 +30,35 @@ void store(Env& env, const ir::Node& node, size_t index, std::vector<ir::Tensor>
   }
 }
 
+// Per-node cost, for finding where polynomials grow; set by the caller through set_trace.
+TraceFn g_trace;
+
 void run_one(solver::Context& ctx, const ir::Graph& g, Env& env, size_t i) {
   const ir::Node& node = g.nodes[i];
   std::vector<const ir::Tensor*> ins;
   for (const auto& name : node.inputs) ins.push_back(lookup(env, g, node, i, name));
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<ir::Tensor> outs;
   try {
-    store(env, node, i, ops::run_node(ctx, node, i, ins));
+    outs = ops::run_node(ctx, node, i, ins);
   } catch (Error& e) {
     e.add_context(g.file);
     throw;
   }
+  if (g_trace) {
+    size_t terms = 0;
+    for (const auto& t : outs)
+      for (const auto& v : t.data) terms = std::max(terms, ctx.term_count(v));
+    g_trace(g.file, node.describe(i),
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+            terms);
+  }
+  store(env, node, i, std::move(outs));
 }
 
 }  // namespace
+
+void set_trace(TraceFn fn) { g_trace = std::move(fn); }
 
 void run_graph(solver::Context& ctx, const ir::Graph& g, Env& env, const StepCallback& cb) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {

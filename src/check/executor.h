@@ -20,6 +20,11 @@ struct Env {
   std::vector<std::string> order;  // produced tensors, in execution order
 };
 
+// Called after every node with its file, description, seconds and largest output polynomial.
+using TraceFn = std::function<void(const std::string& file, const std::string& node,
+                                   double seconds, size_t max_terms)>;
+void set_trace(TraceFn fn);
+
 using StepCallback = std::function<void(int64_t done, int64_t total)>;
 
 // Runs every node of `g` in file order; `env` holds its inputs and initializers already.

@@ -1,6 +1,7 @@
 #pragma once
 // The output side of bindings: what must be proven, whether every spec output is covered, and
 // the comparison itself.
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,11 +33,15 @@ struct Failure {
   solver::Value plan_value;     // the replica's value, or the partial set's sum
 };
 
+// Decides two values whose canonical forms differ (they may still be equal where the sides
+// built products differently: see definitions in solver/context.h).
+using SameValue = std::function<bool(solver::Value spec, solver::Value plan)>;
+
 // Compares every obligation; returns the first failing element of each failing obligation
 // (empty when all hold) and counts the elements compared.
 std::vector<Failure> failures(solver::Context& ctx, const std::vector<Obligation>& obs,
                               const Env& spec_env, const std::vector<Env>& envs,
-                              int64_t& compared);
+                              const SameValue& same, int64_t& compared);
 
 // The value of an obligation's plan side at one region offset.
 solver::Value plan_value(solver::Context& ctx, const Obligation& ob,

@@ -167,6 +167,10 @@ Value mul_inf(Context& ctx, Value a, Value b) {
 Value Context::mul(Value a, Value b) {
   if (!a.is_finite() || !b.is_finite()) return mul_inf(*this, a, b);
   Impl& I = *impl_;
+  if (I.defining && !is_constant(a) && !is_constant(b)) {
+    if (I.defines(I.polys[a.poly].terms.size())) a = I.define(a);
+    if (I.defines(I.polys[b.poly].terms.size())) b = I.define(b);
+  }
   if (I.polys[a.poly].terms.size() < I.polys[b.poly].terms.size()) std::swap(a, b);
   const auto& A = I.polys[a.poly].terms;
   const auto& B = I.polys[b.poly].terms;
@@ -209,10 +213,18 @@ Value Context::dot(std::span<const Value> a, std::span<const Value> b) {
   Accumulator acc;
   Rational p;
   for (size_t i = 0; i < a.size(); ++i) {
-    const auto& A = I.polys[a[i].poly].terms;
-    const auto& B = I.polys[b[i].poly].terms;
-    for (const auto& ta : A)
-      for (const auto& tb : B) {
+    const auto* A = &I.polys[a[i].poly].terms;
+    const auto* B = &I.polys[b[i].poly].terms;
+    if (I.defines(A->size()) || I.defines(B->size())) {  // mul decides what to define
+      Value prod = mul(a[i], b[i]);
+      for (const auto& [m, c] : I.polys[prod.poly].terms) {
+        auto [it, fresh] = acc.try_emplace(m, c);
+        if (!fresh) it->second += c;
+      }
+      continue;
+    }
+    for (const auto& ta : *A)
+      for (const auto& tb : *B) {
         MonoId m = I.mono_mul(ta.first, tb.first);
         mpq_mul(p.get_mpq_t(), ta.second.get_mpq_t(), tb.second.get_mpq_t());
         auto [it, fresh] = acc.try_emplace(m, p);

@@ -32,6 +32,16 @@
 // the reals (inf - inf, 0 * inf, inf times a symbolic value, division by zero, log of a
 // non-positive rational, a NaN) raise MathError; the evaluator adds the node to its message.
 //
+// Definitions: in a product of two non-constant factors, a factor of more than kDefineAbove
+// terms, p = c * m * p' (content taken out), becomes c * m * def(p'), an atom that stands for
+// p' exactly. Sums stay expanded (so partial sums across ranks add up to the spec's sum), but
+// products never multiply term counts through the layers: without this, a norm squares a
+// residual stream of hundreds of terms and a few layers exceed any memory. Both
+// sides of a check that compute the same product get the same atoms, so equal structure still
+// compares by id; where they computed it differently (distributed a product over a sum),
+// expand_definitions() recovers the plain canonical forms, within a budget, for the final
+// comparison. def(p) is p: evaluators use p's value, so witnesses are unaffected.
+//
 // A Context is not thread-safe; parallel work uses one Context per task.
 #include <cstdint>
 #include <functional>
@@ -66,7 +76,8 @@ class MathError : public InputError {
   using InputError::InputError;
 };
 
-enum class Fn : uint8_t { Symbol, Exp, Log, Sqrt, Inv, Erf, Sin, Cos, Max, Min, Abs, Pow };
+// Def is a definition: def(p) stands for the polynomial p itself (see "Definitions" above).
+enum class Fn : uint8_t { Symbol, Exp, Log, Sqrt, Inv, Erf, Sin, Cos, Max, Min, Abs, Pow, Def };
 
 // A read-only view of one atom, for printers and evaluators.
 struct AtomView {
@@ -124,6 +135,11 @@ class Context {
   Value relu(Value a);
   Value max(std::span<const Value> xs);
   Value min(std::span<const Value> xs);
+
+  // The value with every def(p) replaced by p, recursively (functions re-applied to expanded
+  // arguments), or nullopt when some polynomial on the way exceeds `max_terms`.
+  std::optional<Value> expand_definitions(Value v, size_t max_terms);
+  static constexpr size_t kDefineAbove = 32;
 
   // Queries.
   bool is_constant(Value v) const;  // no symbol occurs in it (infinities are constant)

@@ -98,6 +98,8 @@ struct Context::Impl {
   // Nesting of binomial rewrites. Several inverses in one monomial can send the rewrites of
   // reducible_inv around a cycle; past a fixed depth they stop and the monomial stays as is.
   int binomial_depth = 0;
+  // Off while expand_definitions rebuilds values, so products expand fully there.
+  bool defining = true;
 
   // Interning. Inputs must already be canonical (sorted, nonzero).
   AtomId intern_atom(AtomNode n);
@@ -134,6 +136,11 @@ struct Context::Impl {
   Value pow_int(Value base, const mpz_class& n);
   Value odd_function(Fn fn, Value a, bool odd);  // erf, sin (odd) and cos (even)
   Value extreme(std::span<const Value> xs, bool is_max);
+  // c * m * def(p') for p = c * m * p'; p itself when it has one term.
+  Value define(Value p);
+  // Whether a factor with `terms` terms is kept as a definition in a product with a factor
+  // that is not a constant.
+  bool defines(size_t terms) const { return defining && terms > Context::kDefineAbove; }
 };
 
 // Sorts terms by monomial and sums duplicates, dropping zeros.

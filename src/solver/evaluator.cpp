@@ -48,6 +48,7 @@ std::optional<Rational> Evaluator::exact(Value v) {
         auto arg = [&](size_t k) { return exact(Value{av.args[k], 0}); };
         switch (av.fn) {
           case Fn::Symbol: x = symbol_value_(*av.name); break;
+          case Fn::Def: x = arg(0); break;
           case Fn::Inv:
             if ((x = arg(0)) && sgn(*x) != 0) x = 1 / *x;
             else x.reset();
@@ -114,6 +115,7 @@ long double Evaluator::approx(Value v) {
         long double x = kNaN;
         switch (av.fn) {
           case Fn::Symbol: x = to_long_double(symbol_value_(*av.name)); break;
+          case Fn::Def: x = arg(0); break;
           case Fn::Log: x = arg(0) > 0 ? std::log(arg(0)) : kNaN; break;
           case Fn::Sqrt: x = arg(0) >= 0 ? std::sqrt(arg(0)) : kNaN; break;
           case Fn::Inv: x = arg(0) != 0 ? 1 / arg(0) : kNaN; break;

@@ -60,6 +60,7 @@ struct Printer {
     switch (v.fn) {
       case Fn::Symbol: return *v.name;
       case Fn::Exp: return "exp(" + arg(0) + ")";
+      case Fn::Def: return "def(" + arg(0) + ")";
       case Fn::Log: return "log(" + arg(0) + ")";
       case Fn::Sqrt: return "sqrt(" + arg(0) + ")";
       case Fn::Inv: return "inv(" + arg(0) + ")";

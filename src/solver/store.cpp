@@ -65,7 +65,8 @@ AtomId Context::Impl::intern_atom(AtomNode n) {
   });
   if (found != InternTable::kNone) return found;
   n.hash = h;
-  n.flags = n.fn == Fn::Symbol ? kHasSymbol : kHasFunction;
+  // A definition is its polynomial, so it adds no function of its own.
+  n.flags = n.fn == Fn::Symbol ? kHasSymbol : n.fn == Fn::Def ? 0 : kHasFunction;
   for (PolyId p : n.args) n.flags |= polys[p].flags;
   AtomId id = AtomId(atoms.size());
   atoms.push_back(std::move(n));

@@ -1,0 +1,123 @@
+// Definitions: def(p) atoms that keep large products unexpanded, and their expansion for a
+// final comparison (see the note on definitions in context.h).
+#include <unordered_map>
+
+#include "solver/context_impl.h"
+
+namespace onnx_tv::solver {
+
+Value Context::Impl::define(Value v) {
+  if (!v.is_finite() || polys[v.poly].terms.size() <= 1) return v;
+  const Primitive& pr = primitive(v.poly);
+  const Rational c = pr.c;
+  const MonoId m = pr.m;
+  AtomNode n;
+  n.fn = Fn::Def;
+  n.args = {pr.rest};
+  AtomId d = intern_atom(std::move(n));
+  return term_value(mono_mul(m, mono_of_atom(d, Rational(1))), c);
+}
+
+namespace {
+
+struct TooBig {};
+
+class Expander {
+ public:
+  Expander(Context& ctx, size_t max_terms) : ctx_(ctx), max_(max_terms) {}
+
+  Value poly(PolyId p) {
+    if (auto it = polys_.find(p); it != polys_.end()) return it->second;
+    std::vector<Value> terms;
+    const size_t n = ctx_.poly_term_count(p);
+    for (size_t i = 0; i < n; ++i) {
+      // Copy the view: building values below may move the store it points into.
+      TermView tv = ctx_.term(p, i);
+      const Rational coef = *tv.coefficient;
+      const std::vector<std::pair<AtomId, Rational>> factors(tv.factors.begin(), tv.factors.end());
+      Value t = ctx_.constant(coef);
+      for (const auto& [a, e] : factors) t = check(ctx_.mul(t, power(a, e)));
+      terms.push_back(t);
+    }
+    Value out = check(ctx_.sum(terms));
+    polys_[p] = out;
+    return out;
+  }
+
+ private:
+  Value check(Value v) {
+    if (ctx_.term_count(v) > max_) throw TooBig{};
+    return v;
+  }
+
+  Value power(AtomId a, const Rational& e) {
+    AtomView av = ctx_.atom(a);
+    const Fn fn = av.fn;
+    if (fn == Fn::Symbol) return ctx_.pow(atom_value(a), ctx_.constant(e));
+    if (fn == Fn::Exp) {  // exp(t)^q = exp(q t), rational q included
+      const PolyId arg = av.args[0];
+      return ctx_.exp(check(ctx_.mul(ctx_.constant(e), poly(arg))));
+    }
+    Value base = apply(a);
+    return e == 1 ? base : check(ctx_.pow(base, ctx_.constant(e)));
+  }
+
+  Value atom_value(AtomId a) {
+    AtomView av = ctx_.atom(a);
+    if (av.fn == Fn::Symbol) return ctx_.symbol(*av.name);
+    return apply(a);
+  }
+
+  // The atom's function applied to its expanded arguments.
+  Value apply(AtomId a) {
+    if (auto it = atoms_.find(a); it != atoms_.end()) return it->second;
+    AtomView av = ctx_.atom(a);
+    const Fn fn = av.fn;
+    const std::vector<PolyId> args(av.args.begin(), av.args.end());
+    const Rational exponent = av.exponent ? *av.exponent : Rational(0);
+    std::vector<Value> xs;
+    for (PolyId p : args) xs.push_back(poly(p));
+    Value out;
+    switch (fn) {
+      case Fn::Def: out = xs[0]; break;
+      case Fn::Log: out = ctx_.log(xs[0]); break;
+      case Fn::Sqrt: out = ctx_.sqrt(xs[0]); break;
+      case Fn::Inv: out = ctx_.recip(xs[0]); break;
+      case Fn::Erf: out = ctx_.erf(xs[0]); break;
+      case Fn::Sin: out = ctx_.sin(xs[0]); break;
+      case Fn::Cos: out = ctx_.cos(xs[0]); break;
+      case Fn::Abs: out = ctx_.abs(xs[0]); break;
+      case Fn::Max: out = ctx_.max(xs); break;
+      case Fn::Min: out = ctx_.min(xs); break;
+      case Fn::Pow: out = ctx_.pow(xs[0], ctx_.constant(exponent)); break;
+      case Fn::Exp: out = ctx_.exp(xs[0]); break;
+      case Fn::Symbol: out = ctx_.symbol(*av.name); break;
+    }
+    atoms_[a] = check(out);
+    return out;
+  }
+
+  Context& ctx_;
+  size_t max_;
+  std::unordered_map<PolyId, Value> polys_;
+  std::unordered_map<AtomId, Value> atoms_;
+};
+
+}  // namespace
+
+std::optional<Value> Context::expand_definitions(Value v, size_t max_terms) {
+  if (!v.is_finite()) return v;
+  struct Restore {
+    bool& flag;
+    bool saved;
+    ~Restore() { flag = saved; }
+  } restore{impl_->defining, impl_->defining};
+  impl_->defining = false;
+  try {
+    return Expander(*this, max_terms).poly(v.poly);
+  } catch (const TooBig&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace onnx_tv::solver
