@@ -65,15 +65,15 @@ Value Context::Impl::expand_irregular(const Term& t) {
     const std::vector<Term> q = polys[atoms[inv].args[0]].terms;
     const Term& out = second ? q[1] : q[0];   // the monomial taken out
     const Term& other = second ? q[0] : q[1];  // the one that takes its place
-    MonoId m = mono_mul(mono_mul(t.first, mono_pow(out.first, Rational(-1))),
-                        mono_of_atom(inv, Rational(-1)));
-    Value other_inv = term_value(mono_mul(other.first, mono_of_atom(inv, Rational(1))),
+    MonoId m = mono_mul(mono_mul(t.first, mono_pow(out.first, -1)), mono_of_atom(inv, -1));
+    Value other_inv = term_value(mono_mul(other.first, mono_of_atom(inv, 1)),
                                  other.second);
     return ctx.mul(term_value(m, t.second / out.second), ctx.sub(ctx.one(), other_inv));
   }
   Value v = make({Term{intern_mono(std::move(kept)), t.second}});
-  for (const auto& [atom, e] : rewrite) {
+  for (const auto& [atom, small_e] : rewrite) {
     const AtomNode& a = atoms[atom];
+    const Rational e = small_e.to_rational();
     Value base{a.args[0], 0};
     Rational q = a.fn == Fn::Inv    ? Rational(-e)
                  : a.fn == Fn::Sqrt ? Rational(e / 2)

@@ -53,6 +53,7 @@
 
 #include "common/errors.h"
 #include "solver/rational.h"
+#include "solver/small_rational.h"
 
 namespace onnx_tv::solver {
 
@@ -89,7 +90,7 @@ struct AtomView {
 
 // A read-only view of one term of a canonical polynomial.
 struct TermView {
-  std::span<const std::pair<AtomId, Rational>> factors;  // atom^exponent, sorted by atom
+  std::span<const std::pair<AtomId, SmallRational>> factors;  // atom^exponent, sorted by atom
   const Rational* coefficient;
 };
 

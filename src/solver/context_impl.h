@@ -13,7 +13,7 @@
 namespace onnx_tv::solver {
 
 using MonoId = uint32_t;
-using Factor = std::pair<AtomId, Rational>;  // atom^exponent
+using Factor = std::pair<AtomId, SmallRational>;  // atom^exponent, inline when small
 using Term = std::pair<MonoId, Rational>;    // coefficient * monomial
 
 inline uint64_t mix64(uint64_t x) {
@@ -107,10 +107,10 @@ struct Context::Impl {
   PolyId intern_poly(std::vector<Term> terms);
 
   MonoId mono_mul(MonoId a, MonoId b);
-  MonoId mono_pow(MonoId a, const Rational& q);  // every exponent times q
-  MonoId mono_of_atom(AtomId a, const Rational& e);
+  MonoId mono_pow(MonoId a, const SmallRational& q);  // every exponent times q
+  MonoId mono_of_atom(AtomId a, const SmallRational& e);
   PolyId poly_of_atom(AtomId a);  // 1 * a^1
-  Value value_of_atom(AtomId a, const Rational& e);
+  Value value_of_atom(AtomId a, const SmallRational& e);
   Value term_value(MonoId m, const Rational& c);
   AtomId exp_one();
 
@@ -118,7 +118,7 @@ struct Context::Impl {
   Value make(std::vector<Term> terms);
   Value expand_irregular(const Term& t);
   // A factor whose power simplifies on its own: inv(q)^-k, sqrt(p)^2, pow(p, 1/3)^3.
-  bool irregular_factor(AtomId a, const Rational& e) const;
+  bool irregular_factor(AtomId a, const SmallRational& e) const;
   // The Inv atom of a monomial that reduces against the rest of it: with q = m1 + b*m2,
   // m2 * inv(q) = (1 - m1 * inv(q)) / b, so no canonical monomial holds both m2 and inv(q)
   // (this makes sigmoid(x) + sigmoid(-x) == 1 and tanh odd). kNone when there is none.

@@ -15,7 +15,7 @@ Value Context::Impl::define(Value v) {
   n.fn = Fn::Def;
   n.args = {pr.rest};
   AtomId d = intern_atom(std::move(n));
-  return term_value(mono_mul(m, mono_of_atom(d, Rational(1))), c);
+  return term_value(mono_mul(m, mono_of_atom(d, 1)), c);
 }
 
 namespace {
@@ -34,7 +34,7 @@ class Expander {
       // Copy the view: building values below may move the store it points into.
       TermView tv = ctx_.term(p, i);
       const Rational coef = *tv.coefficient;
-      const std::vector<std::pair<AtomId, Rational>> factors(tv.factors.begin(), tv.factors.end());
+      const std::vector<std::pair<AtomId, SmallRational>> factors(tv.factors.begin(), tv.factors.end());
       Value t = ctx_.constant(coef);
       for (const auto& [a, e] : factors) t = check(ctx_.mul(t, power(a, e)));
       terms.push_back(t);
@@ -50,7 +50,8 @@ class Expander {
     return v;
   }
 
-  Value power(AtomId a, const Rational& e) {
+  Value power(AtomId a, const SmallRational& small_e) {
+    const Rational e = small_e.to_rational();
     AtomView av = ctx_.atom(a);
     const Fn fn = av.fn;
     if (fn == Fn::Symbol) return ctx_.pow(atom_value(a), ctx_.constant(e));

@@ -15,7 +15,7 @@ const Primitive& Context::Impl::primitive(PolyId p) {
   pr.c = terms.empty() ? Rational(1) : terms[0].second;
   // Per-atom minimum exponent, an absent atom counting as exponent 0.
   struct Range {
-    Rational lo, hi;
+    SmallRational lo, hi;
     size_t count = 0;
   };
   std::unordered_map<AtomId, Range> range;
@@ -31,20 +31,20 @@ const Primitive& Context::Impl::primitive(PolyId p) {
   std::vector<Factor> content;
   for (auto& [a, r] : range) {
     if (r.count < terms.size()) {
-      if (sgn(r.lo) > 0) r.lo = 0;
-      if (sgn(r.hi) < 0) r.hi = 0;
+      if (r.lo.sign() > 0) r.lo = 0;
+      if (r.hi.sign() < 0) r.hi = 0;
     }
-    if (sgn(r.lo) == 0) continue;
+    if (r.lo.sign() == 0) continue;
     // Taking sqrt(p)^-1 out of sqrt(p) + ... would leave sqrt(p)^2 behind: keep such mixes.
     const AtomNode& at = atoms[a];
     if (at.fn == Fn::Sqrt && r.hi - r.lo >= 2) continue;
-    if (at.fn == Fn::Pow && (r.hi - r.lo) * at.exponent >= 1) continue;
+    if (at.fn == Fn::Pow && (r.hi - r.lo).to_rational() * at.exponent >= 1) continue;
     content.emplace_back(a, r.lo);
   }
   std::sort(content.begin(), content.end(),
             [](const Factor& x, const Factor& y) { return x.first < y.first; });
   pr.m = intern_mono(std::move(content));
-  MonoId m_inv = mono_pow(pr.m, Rational(-1));
+  MonoId m_inv = mono_pow(pr.m, -1);
   std::vector<Term> rest;
   rest.reserve(terms.size());
   for (const auto& t : terms) rest.emplace_back(mono_mul(t.first, m_inv), t.second);
@@ -68,7 +68,7 @@ AtomId Context::Impl::first_inv(PolyId p) const {
 Value Context::Impl::times_cancelling(PolyId p, AtomId inv) {
   const std::vector<Term> terms = polys[p].terms;
   Value q{atoms[inv].args[0], 0};
-  MonoId down = mono_of_atom(inv, Rational(-1));
+  MonoId down = mono_of_atom(inv, -1);
   std::vector<Value> parts;
   std::vector<Term> plain;
   for (const auto& t : terms) {
@@ -92,7 +92,7 @@ Value Context::recip(Value a) {
   if (terms.size() == 1) {
     MonoId m = terms[0].first;
     Rational c = 1 / terms[0].second;
-    r = I.term_value(I.mono_pow(m, Rational(-1)), c);
+    r = I.term_value(I.mono_pow(m, -1), c);
   } else {
     Primitive pr = I.primitive(a.poly);
     if (AtomId inner = I.first_inv(pr.rest); inner != InternTable::kNone) {
@@ -100,7 +100,7 @@ Value Context::recip(Value a) {
       // fractions meet one form.
       Value q{I.atoms[inner].args[0], 0};
       Value cleared = I.times_cancelling(pr.rest, inner);
-      Value outside = I.term_value(I.mono_pow(pr.m, Rational(-1)), 1 / pr.c);
+      Value outside = I.term_value(I.mono_pow(pr.m, -1), 1 / pr.c);
       r = mul(mul(outside, q), recip(cleared));
       I.recip_cache.emplace(a.poly, r);
       return r;
@@ -109,7 +109,7 @@ Value Context::recip(Value a) {
     n.fn = Fn::Inv;
     n.args = {pr.rest};
     AtomId inv = I.intern_atom(std::move(n));
-    MonoId m = I.mono_mul(I.mono_pow(pr.m, Rational(-1)), I.mono_of_atom(inv, 1));
+    MonoId m = I.mono_mul(I.mono_pow(pr.m, -1), I.mono_of_atom(inv, 1));
     r = I.term_value(m, 1 / pr.c);
   }
   I.recip_cache.emplace(a.poly, r);
@@ -202,7 +202,7 @@ Value Context::pow(Value base, Value exponent) {
     bool all_exp = true;
     for (const auto& f : I.monos[terms[0].first].factors) all_exp &= I.atoms[f.first].fn == Fn::Exp;
     if (all_exp) {
-      MonoId m = I.mono_pow(terms[0].first, *q);
+      MonoId m = I.mono_pow(terms[0].first, SmallRational(*q));
       Rational c = terms[0].second;
       return mul(I.rational_pow(c, *q), I.term_value(m, Rational(1)));
     }
@@ -235,7 +235,7 @@ Value Context::sqrt(Value a) {
     bool all_exp = true;
     for (const auto& f : I.monos[terms[0].first].factors) all_exp &= I.atoms[f.first].fn == Fn::Exp;
     if (all_exp) {
-      MonoId m = I.mono_pow(terms[0].first, Rational(1, 2));
+      MonoId m = I.mono_pow(terms[0].first, SmallRational(Rational(1, 2)));
       Rational c = terms[0].second;
       return mul(I.rational_pow(c, Rational(1, 2)), I.term_value(m, Rational(1)));
     }
@@ -247,7 +247,7 @@ Value Context::sqrt(Value a) {
   AtomNode n;
   n.fn = Fn::Sqrt;
   n.args = {a.poly};
-  return I.value_of_atom(I.intern_atom(std::move(n)), Rational(1));
+  return I.value_of_atom(I.intern_atom(std::move(n)), 1);
 }
 
 }  // namespace onnx_tv::solver

@@ -37,7 +37,7 @@ std::optional<Rational> Evaluator::exact(Value v) {
     TermView t = ctx_.term(v.poly, i);
     Rational prod = *t.coefficient;
     for (const auto& [a, e] : t.factors) {
-      if (e.get_den() != 1 || !e.get_num().fits_slong_p()) {
+      if (!e.is_integer()) {
         total.reset();
         break;
       }
@@ -75,7 +75,7 @@ std::optional<Rational> Evaluator::exact(Value v) {
         total.reset();
         break;
       }
-      long k = e.get_num().get_si();
+      long k = e.num();
       const Rational& base = *it->second;
       if (k < 0 && sgn(base) == 0) {
         total.reset();
@@ -104,7 +104,7 @@ long double Evaluator::approx(Value v) {
     for (const auto& [a, e] : t.factors) {
       AtomView av = ctx_.atom(a);
       auto arg = [&](size_t k) { return approx(Value{av.args[k], 0}); };
-      long double ex = to_long_double(e);
+      long double ex = e.to_long_double();
       if (av.fn == Fn::Exp) {
         // exp(t)^q evaluated as exp(q t) keeps precision and range.
         prod *= std::exp(ex * arg(0));

@@ -19,7 +19,7 @@ Value Context::exp(Value a) {
   std::vector<Term> rest;
   for (const auto& t : terms) {
     if (t.first == I.one_mono) {
-      factors.emplace_back(I.exp_one(), t.second);
+      factors.emplace_back(I.exp_one(), SmallRational(t.second));
       continue;
     }
     const auto& f = I.monos[t.first].factors;
@@ -30,7 +30,7 @@ Value Context::exp(Value a) {
         AtomNode n;
         n.fn = Fn::Exp;
         n.args = {I.poly_of_atom(atom)};
-        factors.emplace_back(I.intern_atom(std::move(n)), t.second);
+        factors.emplace_back(I.intern_atom(std::move(n)), SmallRational(t.second));
         continue;
       }
       if (fn == Fn::Log) {
@@ -48,7 +48,7 @@ Value Context::exp(Value a) {
     AtomNode n;
     n.fn = Fn::Exp;
     n.args = {I.intern_poly(std::move(rest))};
-    factors.emplace_back(I.intern_atom(std::move(n)), lead);
+    factors.emplace_back(I.intern_atom(std::move(n)), SmallRational(lead));
   }
   std::sort(factors.begin(), factors.end(),
             [](const Factor& x, const Factor& y) { return x.first < y.first; });
@@ -79,7 +79,7 @@ Value Context::log(Value a) {
         AtomNode atom;
         atom.fn = Fn::Log;
         atom.args = {constant(Rational(p)).poly};
-        parts.push_back(I.term_value(I.mono_of_atom(I.intern_atom(std::move(atom)), Rational(1)),
+        parts.push_back(I.term_value(I.mono_of_atom(I.intern_atom(std::move(atom)), 1),
                                      Rational(sign * e)));
       };
       for (unsigned long d = 2; d < 65536 && rest > 1; d += d == 2 ? 1 : 2) {
@@ -104,7 +104,7 @@ Value Context::log(Value a) {
   std::vector<Factor> kept;
   for (const auto& [atom, e] : std::vector<Factor>(I.monos[pr.m].factors)) {
     if (I.atoms[atom].fn == Fn::Exp) {
-      parts.push_back(mul(constant(e), Value{I.atoms[atom].args[0], 0}));
+      parts.push_back(mul(constant(e.to_rational()), Value{I.atoms[atom].args[0], 0}));
     } else {
       kept.emplace_back(atom, e);
     }
@@ -125,7 +125,7 @@ Value Context::log(Value a) {
     AtomNode n;
     n.fn = Fn::Log;
     n.args = {inner.poly};
-    parts.push_back(I.value_of_atom(I.intern_atom(std::move(n)), Rational(1)));
+    parts.push_back(I.value_of_atom(I.intern_atom(std::move(n)), 1));
   }
   Value r = sum(parts);
   I.log_cache.emplace(a.poly, r);
@@ -148,7 +148,7 @@ Value Context::Impl::odd_function(Fn fn, Value a, bool odd) {
   AtomNode n;
   n.fn = fn;
   n.args = {arg.poly};
-  Value r = value_of_atom(intern_atom(std::move(n)), Rational(1));
+  Value r = value_of_atom(intern_atom(std::move(n)), 1);
   return flip && odd ? ctx.neg(r) : r;
 }
 
@@ -186,7 +186,7 @@ Value Context::abs(Value a) {
   AtomNode n;
   n.fn = Fn::Abs;
   n.args = {unit.poly};
-  return I.scale(I.value_of_atom(I.intern_atom(std::move(n)), Rational(1)), ::abs(c));
+  return I.scale(I.value_of_atom(I.intern_atom(std::move(n)), 1), ::abs(c));
 }
 
 Value Context::relu(Value a) {
@@ -247,7 +247,7 @@ Value Context::Impl::extreme(std::span<const Value> xs, bool is_max) {
   AtomNode n;
   n.fn = fn;
   n.args = std::move(args);
-  return value_of_atom(intern_atom(std::move(n)), Rational(1));
+  return value_of_atom(intern_atom(std::move(n)), 1);
 }
 
 Value Context::max(std::span<const Value> xs) { return impl_->extreme(xs, true); }

@@ -49,7 +49,7 @@ struct Printer {
       if (!first) out += "*";
       first = false;
       out += atom(a, depth);
-      if (e != 1) out += e.get_den() == 1 ? "^" + e.get_str() : "^(" + e.get_str() + ")";
+      if (e != 1) out += e.is_integer() ? "^" + e.str() : "^(" + e.str() + ")";
     }
     return out;
   }

@@ -76,7 +76,7 @@ AtomId Context::Impl::intern_atom(AtomNode n) {
 
 MonoId Context::Impl::intern_mono(std::vector<Factor> factors) {
   uint64_t h = 0x30a0;
-  for (const auto& [a, e] : factors) h = hash_combine(hash_combine(h, a), hash_rational(e));
+  for (const auto& [a, e] : factors) h = hash_combine(hash_combine(h, a), e.hash());
   uint32_t found =
       mono_table.find(h, [&](uint32_t id) { return monos[id].factors == factors; });
   if (found != InternTable::kNone) return found;
@@ -110,22 +110,22 @@ PolyId Context::Impl::intern_poly(std::vector<Term> terms) {
   return id;
 }
 
-bool Context::Impl::irregular_factor(AtomId a, const Rational& e) const {
+bool Context::Impl::irregular_factor(AtomId a, const SmallRational& e) const {
   const AtomNode& at = atoms[a];
   switch (at.fn) {
-    case Fn::Inv: return sgn(e) < 0;
-    case Fn::Sqrt: return ::abs(e) >= 2;
-    case Fn::Pow: return ::abs(Rational(e * at.exponent)) >= 1;
+    case Fn::Inv: return e.sign() < 0;
+    case Fn::Sqrt: return e >= 2 || e <= -2;
+    case Fn::Pow: return ::abs(Rational(e.to_rational() * at.exponent)) >= 1;
     default: return false;
   }
 }
 
 AtomId Context::Impl::reducible_inv(const std::vector<Factor>& factors, bool* second) const {
   if (factors.size() < 2) return InternTable::kNone;
-  auto exponent_of = [&](AtomId a) -> Rational {
+  auto exponent_of = [&](AtomId a) -> SmallRational {
     auto it = std::lower_bound(factors.begin(), factors.end(), a,
                                [](const Factor& f, AtomId x) { return f.first < x; });
-    return it != factors.end() && it->first == a ? it->second : Rational(0);
+    return it != factors.end() && it->first == a ? it->second : SmallRational(0);
   };
   // Every factor of m occurs in the monomial at least (sign +1) or at most -1 times (sign -1).
   auto contains = [&](MonoId m, int sign) {
@@ -136,7 +136,7 @@ AtomId Context::Impl::reducible_inv(const std::vector<Factor>& factors, bool* se
     return true;
   };
   for (const auto& [a, e] : factors) {
-    if (atoms[a].fn != Fn::Inv || sgn(e) <= 0) continue;
+    if (atoms[a].fn != Fn::Inv || e.sign() <= 0) continue;
     // q = m1 + b*m2 with coprime monomials of nonnegative exponents (a primitive binomial).
     const auto& q = polys[atoms[a].args[0]].terms;
     if (q.size() != 2) continue;
@@ -173,8 +173,8 @@ MonoId Context::Impl::mono_mul(MonoId a, MonoId b) {
     } else if (i == fa.size() || fb[j].first < fa[i].first) {
       out.push_back(fb[j++]);
     } else {
-      Rational e = fa[i].second + fb[j].second;
-      if (sgn(e) != 0) out.emplace_back(fa[i].first, std::move(e));
+      SmallRational e = fa[i].second + fb[j].second;
+      if (e.sign() != 0) out.emplace_back(fa[i].first, std::move(e));
       ++i, ++j;
     }
   }
@@ -183,16 +183,16 @@ MonoId Context::Impl::mono_mul(MonoId a, MonoId b) {
   return r;
 }
 
-MonoId Context::Impl::mono_pow(MonoId a, const Rational& q) {
-  if (sgn(q) == 0) return one_mono;
+MonoId Context::Impl::mono_pow(MonoId a, const SmallRational& q) {
+  if (q.sign() == 0) return one_mono;
   if (q == 1) return a;
   std::vector<Factor> out = monos[a].factors;
-  for (auto& f : out) f.second *= q;
+  for (auto& f : out) f.second = f.second * q;
   return intern_mono(std::move(out));
 }
 
-MonoId Context::Impl::mono_of_atom(AtomId a, const Rational& e) {
-  if (sgn(e) == 0) return one_mono;
+MonoId Context::Impl::mono_of_atom(AtomId a, const SmallRational& e) {
+  if (e.sign() == 0) return one_mono;
   return intern_mono({Factor{a, e}});
 }
 
@@ -200,7 +200,7 @@ PolyId Context::Impl::poly_of_atom(AtomId a) {
   return intern_poly({Term{mono_of_atom(a, 1), Rational(1)}});
 }
 
-Value Context::Impl::value_of_atom(AtomId a, const Rational& e) {
+Value Context::Impl::value_of_atom(AtomId a, const SmallRational& e) {
   return make({Term{mono_of_atom(a, e), Rational(1)}});
 }
 
