@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "solver/context.h"
+#include "solver/pair_cache.h"
 
 namespace onnx_tv::solver {
 
@@ -90,7 +91,7 @@ struct Context::Impl {
   std::vector<PolyNode> polys;
   InternTable atom_table, mono_table, poly_table;
   std::unordered_map<std::string, AtomId> symbols;
-  std::unordered_map<uint64_t, MonoId> mono_mul_cache;
+  PairCache mono_mul_cache;
   std::unordered_map<PolyId, Primitive> primitive_cache;
   std::unordered_map<PolyId, Value> recip_cache, exp_cache, log_cache;
   MonoId one_mono = 0;

@@ -159,9 +159,7 @@ MonoId Context::Impl::mono_mul(MonoId a, MonoId b) {
   if (a == one_mono) return b;
   if (b == one_mono) return a;
   if (a > b) std::swap(a, b);
-  uint64_t key = (uint64_t(a) << 32) | b;
-  auto it = mono_mul_cache.find(key);
-  if (it != mono_mul_cache.end()) return it->second;
+  if (MonoId hit = mono_mul_cache.find(a, b); hit != PairCache::kNone) return hit;
   const auto& fa = monos[a].factors;
   const auto& fb = monos[b].factors;
   std::vector<Factor> out;
@@ -179,7 +177,7 @@ MonoId Context::Impl::mono_mul(MonoId a, MonoId b) {
     }
   }
   MonoId r = intern_mono(std::move(out));
-  mono_mul_cache.emplace(key, r);
+  mono_mul_cache.insert(a, b, r);
   return r;
 }
 
