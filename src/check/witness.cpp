@@ -63,7 +63,7 @@ bool differs(const solver::Context& ctx, solver::Value a, solver::Value b,
 // the reported witness is small enough to read.
 void shrink(const solver::Context& ctx, solver::Value a, solver::Value b,
             const std::vector<std::string>& names, std::map<std::string, solver::Rational>& point) {
-  const size_t budget = 4000;  // evaluations: keeps shrinking cheap on huge polynomials
+  const size_t budget = 256;  // evaluations: keeps shrinking cheap on huge polynomials
   size_t spent = 0;
   for (size_t chunk = std::max<size_t>(1, names.size() / 2);; chunk /= 2) {
     for (size_t start = 0; start < names.size() && spent < budget; start += chunk) {
@@ -93,7 +93,7 @@ std::vector<std::string> symbols_of(const solver::Context& ctx, solver::Value v)
 }
 
 std::optional<Witness> find_witness(const solver::Context& ctx, solver::Value a, solver::Value b,
-                                    uint64_t seed, int tries) {
+                                    uint64_t seed, int tries, bool shrink_it) {
   std::vector<std::string> names = symbols_of(ctx, a);
   for (const auto& s : symbols_of(ctx, b)) names.push_back(s);
   std::sort(names.begin(), names.end());
@@ -109,7 +109,7 @@ std::optional<Witness> find_witness(const solver::Context& ctx, solver::Value a,
     }
     const bool differ = differs(ctx, a, b, point);
     if (!differ) continue;
-    shrink(ctx, a, b, names, point);
+    if (shrink_it) shrink(ctx, a, b, names, point);
     solver::Evaluator final_ev(ctx, [&](const std::string& s) { return point.at(s); });
     Witness w;
     for (const auto& n : names)

@@ -19,8 +19,9 @@ struct Witness {
 };
 
 // Searches small integer points (seeded) for one where a and b differ clearly. nullopt when
-// none of the tries separates them.
+// none of the tries separates them. With `shrink`, as many inputs as possible are then set to
+// 0 while the two still differ, so the witness is readable.
 std::optional<Witness> find_witness(const solver::Context& ctx, solver::Value a, solver::Value b,
-                                    uint64_t seed, int tries = 64);
+                                    uint64_t seed, int tries = 64, bool shrink = true);
 
 }  // namespace onnx_tv::prove

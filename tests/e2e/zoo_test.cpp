@@ -1,0 +1,91 @@
+// Every case of the model zoo (models/zoo/index.json) through the binary: correct plans are
+// EQUIVALENT; each seeded bug is NOT EQUIVALENT, fails on the output its catalogue entry
+// names, and is located at the rank and node where the entry says it starts.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "run_cli.h"
+
+namespace onnx_tv::e2e {
+namespace {
+
+struct ZooCase {
+  std::string id, spec, shards, expect, bug;
+};
+
+std::vector<ZooCase> zoo_cases() {
+  std::ifstream in(source_dir() / "models/zoo/index.json");
+  std::vector<ZooCase> out;
+  if (!in) return out;
+  for (const auto& c : nlohmann::json::parse(in))
+    out.push_back({c["id"], c["spec"], c["shards"], c["expect"], c.value("bug", "")});
+  return out;
+}
+
+const std::map<std::string, nlohmann::json>& catalogue() {
+  static const std::map<std::string, nlohmann::json> entries = [] {
+    std::map<std::string, nlohmann::json> m;
+    std::ifstream in(source_dir() / "models/zoo/catalogue.jsonl");
+    std::string line;
+    while (std::getline(in, line))
+      if (!line.empty()) {
+        auto j = nlohmann::json::parse(line);
+        m[j["id"]] = j;
+      }
+    return m;
+  }();
+  return entries;
+}
+
+class Zoo : public ::testing::TestWithParam<ZooCase> {};
+
+TEST_P(Zoo, Verdict) {
+  const ZooCase& c = GetParam();
+  const auto zoo = source_dir() / "models/zoo";
+  std::string name = c.id;
+  for (char& ch : name)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  const auto json = fresh_dir("zoo_" + name) / "report.json";
+  CliRun r = run_cli("check " + (zoo / c.spec).string() + " " + (zoo / c.shards).string() +
+                     " --no-progress --json " + json.string());
+  std::ifstream in(json);
+  ASSERT_TRUE(in) << r.out;
+  auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["verdict"], c.expect) << r.out;
+  if (c.expect == "EQUIVALENT") {
+    EXPECT_EQ(r.exit_code, 0);
+    return;
+  }
+  EXPECT_EQ(r.exit_code, 1);
+  ASSERT_TRUE(catalogue().count(c.bug)) << "no catalogue entry " << c.bug;
+  const auto& entry = catalogue().at(c.bug);
+  const auto& failing = j["failing_outputs"];
+  EXPECT_NE(std::find(failing.begin(), failing.end(), entry["output"]), failing.end())
+      << entry["output"] << " not among the failing outputs " << failing.dump() << "\n" << r.out;
+  const auto& node = j["mismatch"]["rank_node"];
+  EXPECT_EQ(node["rank"], entry["rank"]) << r.out;
+  EXPECT_EQ(node["node"], entry["node"]) << r.out;
+}
+
+std::string case_name(const ::testing::TestParamInfo<ZooCase>& info) {
+  std::string n = info.param.id;
+  for (char& ch : n)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, Zoo, ::testing::ValuesIn(zoo_cases()), case_name);
+
+TEST(ZooIndex, IsPresentAndCoversBugs) {
+  auto cases = zoo_cases();
+  ASSERT_FALSE(cases.empty()) << "models/zoo/index.json is missing or empty";
+  size_t bugs = 0;
+  for (const auto& c : cases) bugs += !c.bug.empty();
+  EXPECT_EQ(bugs, catalogue().size());
+}
+
+}  // namespace
+}  // namespace onnx_tv::e2e
