@@ -4,23 +4,10 @@
 #include <algorithm>
 
 #include "solver/context_impl.h"
+#include "solver/term_accumulator.h"
 
 namespace onnx_tv::solver {
 namespace {
-
-struct MonoHash {
-  size_t operator()(MonoId m) const { return mix64(m); }
-};
-using Accumulator = std::unordered_map<MonoId, Rational, MonoHash>;
-
-std::vector<Term> drain(Accumulator& acc) {
-  std::vector<Term> out;
-  out.reserve(acc.size());
-  for (auto& [m, c] : acc)
-    if (sgn(c) != 0) out.emplace_back(m, std::move(c));
-  std::sort(out.begin(), out.end(), [](const Term& a, const Term& b) { return a.first < b.first; });
-  return out;
-}
 
 int inf_sign_of_sum(std::span<const Value> xs) {
   bool pos = false, neg = false;
@@ -68,7 +55,7 @@ Value Context::Impl::expand_irregular(const Term& t) {
     MonoId m = mono_mul(mono_mul(t.first, mono_pow(out.first, -1)), mono_of_atom(inv, -1));
     Value other_inv = term_value(mono_mul(other.first, mono_of_atom(inv, 1)),
                                  other.second);
-    return ctx.mul(term_value(m, t.second / out.second), ctx.sub(ctx.one(), other_inv));
+    return ctx.mul(term_value(m, SmallRational(t.second / out.second)), ctx.sub(ctx.one(), other_inv));
   }
   Value v = make({Term{intern_mono(std::move(kept)), t.second}});
   for (const auto& [atom, small_e] : rewrite) {
@@ -83,13 +70,13 @@ Value Context::Impl::expand_irregular(const Term& t) {
   return v;
 }
 
-Value Context::Impl::scale(Value v, const Rational& c) {
+Value Context::Impl::scale(Value v, const SmallRational& c) {
   if (!v.is_finite()) {
-    int s = sgn(c);
+    int s = c.sign();
     if (s == 0) throw MathError("0 * inf is undefined");
     return Value{0, int8_t(v.inf * s)};
   }
-  if (sgn(c) == 0) return ctx.zero();
+  if (c.sign() == 0) return ctx.zero();
   if (c == 1) return v;
   std::vector<Term> out = polys[v.poly].terms;
   for (auto& t : out) t.second *= c;
@@ -112,8 +99,8 @@ Value Context::add(Value a, Value b) {
     } else if (i == A.size() || B[j].first < A[i].first) {
       out.push_back(B[j++]);
     } else {
-      Rational c = A[i].second + B[j].second;
-      if (sgn(c) != 0) out.emplace_back(A[i].first, std::move(c));
+      SmallRational c = A[i].second + B[j].second;
+      if (c.sign() != 0) out.emplace_back(A[i].first, std::move(c));
       ++i, ++j;
     }
   }
@@ -122,7 +109,7 @@ Value Context::add(Value a, Value b) {
 
 Value Context::neg(Value a) {
   if (!a.is_finite()) return Value{0, int8_t(-a.inf)};
-  return impl_->scale(a, Rational(-1));
+  return impl_->scale(a, -1);
 }
 
 Value Context::sub(Value a, Value b) { return add(a, neg(b)); }
@@ -139,14 +126,10 @@ Value Context::sum(std::span<const Value> xs) {
   if (nonempty == 0) return zero();
   if (nonempty == 1) return *last;
   if (xs.size() == 2) return add(xs[0], xs[1]);
-  Accumulator acc;
-  acc.reserve(total);
+  TermAccumulator acc(total);
   for (const Value& v : xs)
-    for (const auto& [m, c] : impl_->polys[v.poly].terms) {
-      auto [it, fresh] = acc.try_emplace(m, c);
-      if (!fresh) it->second += c;
-    }
-  return Value{impl_->intern_poly(drain(acc)), 0};
+    for (const auto& [m, c] : impl_->polys[v.poly].terms) acc.add(m, c);
+  return Value{impl_->intern_poly(acc.drain()), 0};
 }
 
 namespace {
@@ -179,7 +162,7 @@ Value Context::mul(Value a, Value b) {
     if (B[0].first == I.one_mono) return I.scale(a, B[0].second);
     // Multiplying by one monomial is injective on monomials: no terms merge.
     MonoId m = B[0].first;
-    Rational c = B[0].second;
+    SmallRational c = B[0].second;
     std::vector<Term> out;
     out.reserve(A.size());
     for (const auto& t : A) out.emplace_back(I.mono_mul(t.first, m), t.second * c);
@@ -187,17 +170,10 @@ Value Context::mul(Value a, Value b) {
               [](const Term& x, const Term& y) { return x.first < y.first; });
     return I.make(std::move(out));
   }
-  Accumulator acc;
-  acc.reserve(A.size() * B.size());
-  Rational p;
+  TermAccumulator acc(A.size() * B.size());
   for (const auto& ta : A)
-    for (const auto& tb : B) {
-      MonoId m = I.mono_mul(ta.first, tb.first);
-      mpq_mul(p.get_mpq_t(), ta.second.get_mpq_t(), tb.second.get_mpq_t());
-      auto [it, fresh] = acc.try_emplace(m, p);
-      if (!fresh) it->second += p;
-    }
-  return I.make(drain(acc));
+    for (const auto& tb : B) acc.add(I.mono_mul(ta.first, tb.first), ta.second * tb.second);
+  return I.make(acc.drain());
 }
 
 Value Context::dot(std::span<const Value> a, std::span<const Value> b) {
@@ -210,28 +186,19 @@ Value Context::dot(std::span<const Value> a, std::span<const Value> b) {
     return sum(prods);
   }
   Impl& I = *impl_;
-  Accumulator acc;
-  Rational p;
+  TermAccumulator acc(64);
   for (size_t i = 0; i < a.size(); ++i) {
     const auto* A = &I.polys[a[i].poly].terms;
     const auto* B = &I.polys[b[i].poly].terms;
     if (I.defines(A->size()) || I.defines(B->size())) {  // mul decides what to define
       Value prod = mul(a[i], b[i]);
-      for (const auto& [m, c] : I.polys[prod.poly].terms) {
-        auto [it, fresh] = acc.try_emplace(m, c);
-        if (!fresh) it->second += c;
-      }
+      for (const auto& [m, c] : I.polys[prod.poly].terms) acc.add(m, c);
       continue;
     }
     for (const auto& ta : *A)
-      for (const auto& tb : *B) {
-        MonoId m = I.mono_mul(ta.first, tb.first);
-        mpq_mul(p.get_mpq_t(), ta.second.get_mpq_t(), tb.second.get_mpq_t());
-        auto [it, fresh] = acc.try_emplace(m, p);
-        if (!fresh) it->second += p;
-      }
+      for (const auto& tb : *B) acc.add(I.mono_mul(ta.first, tb.first), ta.second * tb.second);
   }
-  return I.make(drain(acc));
+  return I.make(acc.drain());
 }
 
 }  // namespace onnx_tv::solver

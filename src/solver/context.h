@@ -91,7 +91,7 @@ struct AtomView {
 // A read-only view of one term of a canonical polynomial.
 struct TermView {
   std::span<const std::pair<AtomId, SmallRational>> factors;  // atom^exponent, sorted by atom
-  const Rational* coefficient;
+  const SmallRational* coefficient;
 };
 
 class Context {

@@ -15,7 +15,7 @@ namespace onnx_tv::solver {
 
 using MonoId = uint32_t;
 using Factor = std::pair<AtomId, SmallRational>;  // atom^exponent, inline when small
-using Term = std::pair<MonoId, Rational>;    // coefficient * monomial
+using Term = std::pair<MonoId, SmallRational>;  // coefficient * monomial
 
 inline uint64_t mix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -112,7 +112,7 @@ struct Context::Impl {
   MonoId mono_of_atom(AtomId a, const SmallRational& e);
   PolyId poly_of_atom(AtomId a);  // 1 * a^1
   Value value_of_atom(AtomId a, const SmallRational& e);
-  Value term_value(MonoId m, const Rational& c);
+  Value term_value(MonoId m, const SmallRational& c);
   AtomId exp_one();
 
   // Turns sorted, zero-free terms into a Value, rewriting irregular monomials.
@@ -130,9 +130,9 @@ struct Context::Impl {
   AtomId first_inv(PolyId p) const;                // the lowest Inv atom occurring in p
   Value times_cancelling(PolyId p, AtomId inv);  // p * q where inv = inv(q), q * inv(q) = 1
   bool is_rational(PolyId p) const;
-  bool single_atom(PolyId p, AtomId* a, Rational* coef) const;  // p = coef * a^1
+  bool single_atom(PolyId p, AtomId* a, SmallRational* coef) const;  // p = coef * a^1
   int sign_of_constant(Value v) const;                             // 0 when unknown
-  Value scale(Value v, const Rational& c);
+  Value scale(Value v, const SmallRational& c);
   Value rational_pow(const Rational& base, const Rational& q);
   Value pow_int(Value base, const mpz_class& n);
   Value odd_function(Fn fn, Value a, bool odd);  // erf, sin (odd) and cos (even)

@@ -15,7 +15,7 @@ Value Context::Impl::define(Value v) {
   n.fn = Fn::Def;
   n.args = {pr.rest};
   AtomId d = intern_atom(std::move(n));
-  return term_value(mono_mul(m, mono_of_atom(d, 1)), c);
+  return term_value(mono_mul(m, mono_of_atom(d, 1)), SmallRational(c));
 }
 
 namespace {
@@ -33,7 +33,7 @@ class Expander {
     for (size_t i = 0; i < n; ++i) {
       // Copy the view: building values below may move the store it points into.
       TermView tv = ctx_.term(p, i);
-      const Rational coef = *tv.coefficient;
+      const Rational coef = tv.coefficient->to_rational();
       const std::vector<std::pair<AtomId, SmallRational>> factors(tv.factors.begin(), tv.factors.end());
       Value t = ctx_.constant(coef);
       for (const auto& [a, e] : factors) t = check(ctx_.mul(t, power(a, e)));

@@ -12,7 +12,7 @@ const Primitive& Context::Impl::primitive(PolyId p) {
   if (it != primitive_cache.end()) return it->second;
   const std::vector<Term> terms = polys[p].terms;
   Primitive pr;
-  pr.c = terms.empty() ? Rational(1) : terms[0].second;
+  pr.c = terms.empty() ? Rational(1) : terms[0].second.to_rational();
   // Per-atom minimum exponent, an absent atom counting as exponent 0.
   struct Range {
     SmallRational lo, hi;
@@ -51,8 +51,9 @@ const Primitive& Context::Impl::primitive(PolyId p) {
   std::sort(rest.begin(), rest.end(), [](const Term& x, const Term& y) { return x.first < y.first; });
   // Dividing out m can reorder the terms: the coefficient that must become 1 is the one
   // that leads after sorting.
-  if (!rest.empty()) pr.c = rest[0].second;
-  for (auto& t : rest) t.second /= pr.c;
+  if (!rest.empty()) pr.c = rest[0].second.to_rational();
+  const SmallRational inv_c = rest.empty() ? SmallRational(1) : rest[0].second.reciprocal();
+  for (auto& t : rest) t.second *= inv_c;
   pr.rest = intern_poly(std::move(rest));
   return primitive_cache.emplace(p, std::move(pr)).first->second;
 }
@@ -91,8 +92,7 @@ Value Context::recip(Value a) {
   Value r;
   if (terms.size() == 1) {
     MonoId m = terms[0].first;
-    Rational c = 1 / terms[0].second;
-    r = I.term_value(I.mono_pow(m, -1), c);
+    r = I.term_value(I.mono_pow(m, -1), terms[0].second.reciprocal());
   } else {
     Primitive pr = I.primitive(a.poly);
     if (AtomId inner = I.first_inv(pr.rest); inner != InternTable::kNone) {
@@ -100,7 +100,7 @@ Value Context::recip(Value a) {
       // fractions meet one form.
       Value q{I.atoms[inner].args[0], 0};
       Value cleared = I.times_cancelling(pr.rest, inner);
-      Value outside = I.term_value(I.mono_pow(pr.m, -1), 1 / pr.c);
+      Value outside = I.term_value(I.mono_pow(pr.m, -1), SmallRational(Rational(1 / pr.c)));
       r = mul(mul(outside, q), recip(cleared));
       I.recip_cache.emplace(a.poly, r);
       return r;
@@ -110,7 +110,7 @@ Value Context::recip(Value a) {
     n.args = {pr.rest};
     AtomId inv = I.intern_atom(std::move(n));
     MonoId m = I.mono_mul(I.mono_pow(pr.m, -1), I.mono_of_atom(inv, 1));
-    r = I.term_value(m, 1 / pr.c);
+    r = I.term_value(m, SmallRational(Rational(1 / pr.c)));
   }
   I.recip_cache.emplace(a.poly, r);
   return r;
@@ -203,8 +203,8 @@ Value Context::pow(Value base, Value exponent) {
     for (const auto& f : I.monos[terms[0].first].factors) all_exp &= I.atoms[f.first].fn == Fn::Exp;
     if (all_exp) {
       MonoId m = I.mono_pow(terms[0].first, SmallRational(*q));
-      Rational c = terms[0].second;
-      return mul(I.rational_pow(c, *q), I.term_value(m, Rational(1)));
+      Rational c = terms[0].second.to_rational();
+      return mul(I.rational_pow(c, *q), I.term_value(m, 1));
     }
   }
   if (is_constant(base)) {
@@ -236,8 +236,8 @@ Value Context::sqrt(Value a) {
     for (const auto& f : I.monos[terms[0].first].factors) all_exp &= I.atoms[f.first].fn == Fn::Exp;
     if (all_exp) {
       MonoId m = I.mono_pow(terms[0].first, SmallRational(Rational(1, 2)));
-      Rational c = terms[0].second;
-      return mul(I.rational_pow(c, Rational(1, 2)), I.term_value(m, Rational(1)));
+      Rational c = terms[0].second.to_rational();
+      return mul(I.rational_pow(c, Rational(1, 2)), I.term_value(m, 1));
     }
   }
   if (is_constant(a)) {

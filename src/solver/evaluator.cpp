@@ -35,7 +35,7 @@ std::optional<Rational> Evaluator::exact(Value v) {
   std::optional<Rational> total = Rational(0);
   for (size_t i = 0, n = ctx_.poly_term_count(v.poly); i < n && total; ++i) {
     TermView t = ctx_.term(v.poly, i);
-    Rational prod = *t.coefficient;
+    Rational prod = t.coefficient->to_rational();
     for (const auto& [a, e] : t.factors) {
       if (!e.is_integer()) {
         total.reset();
@@ -100,7 +100,7 @@ long double Evaluator::approx(Value v) {
   long double total = 0;
   for (size_t i = 0, n = ctx_.poly_term_count(v.poly); i < n; ++i) {
     TermView t = ctx_.term(v.poly, i);
-    long double prod = to_long_double(*t.coefficient);
+    long double prod = t.coefficient->to_long_double();
     for (const auto& [a, e] : t.factors) {
       AtomView av = ctx_.atom(a);
       auto arg = [&](size_t k) { return approx(Value{av.args[k], 0}); };

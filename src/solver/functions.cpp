@@ -35,7 +35,7 @@ Value Context::exp(Value a) {
       }
       if (fn == Fn::Log) {
         powers.push_back(Value{I.atoms[atom].args[0], 0});
-        powers.push_back(constant(t.second));
+        powers.push_back(constant(t.second.to_rational()));
         continue;
       }
     }
@@ -43,16 +43,17 @@ Value Context::exp(Value a) {
   }
   if (!rest.empty()) {
     // exp(L * r') = exp(r')^L with r' of leading coefficient 1.
-    Rational lead = rest[0].second;
-    for (auto& t : rest) t.second /= lead;
+    SmallRational lead = rest[0].second;
+    const SmallRational inv_lead = lead.reciprocal();
+    for (auto& t : rest) t.second *= inv_lead;
     AtomNode n;
     n.fn = Fn::Exp;
     n.args = {I.intern_poly(std::move(rest))};
-    factors.emplace_back(I.intern_atom(std::move(n)), SmallRational(lead));
+    factors.emplace_back(I.intern_atom(std::move(n)), lead);
   }
   std::sort(factors.begin(), factors.end(),
             [](const Factor& x, const Factor& y) { return x.first < y.first; });
-  Value r = I.term_value(I.intern_mono(std::move(factors)), Rational(1));
+  Value r = I.term_value(I.intern_mono(std::move(factors)), 1);
   for (size_t i = 0; i < powers.size(); i += 2) r = mul(r, pow(powers[i], powers[i + 1]));
   I.exp_cache.emplace(a.poly, r);
   return r;
@@ -80,7 +81,7 @@ Value Context::log(Value a) {
         atom.fn = Fn::Log;
         atom.args = {constant(Rational(p)).poly};
         parts.push_back(I.term_value(I.mono_of_atom(I.intern_atom(std::move(atom)), 1),
-                                     Rational(sign * e)));
+                                     sign * e));
       };
       for (unsigned long d = 2; d < 65536 && rest > 1; d += d == 2 ? 1 : 2) {
         if (mpz_class(d) * d > rest) break;
@@ -109,7 +110,7 @@ Value Context::log(Value a) {
       kept.emplace_back(atom, e);
     }
   }
-  Value inner = mul(I.term_value(I.intern_mono(std::move(kept)), Rational(1)), Value{pr.rest, 0});
+  Value inner = mul(I.term_value(I.intern_mono(std::move(kept)), 1), Value{pr.rest, 0});
   if (sgn(pr.c) > 0) {
     parts.push_back(log(constant(pr.c)));
   } else {
@@ -175,18 +176,18 @@ Value Context::abs(Value a) {
   if (is_constant(a)) {
     if (auto s = compare(a, zero())) return *s < 0 ? neg(a) : a;
   }
-  Rational c = terms[0].second;
+  const SmallRational c = terms[0].second;
   if (terms.size() == 1) {
     bool all_exp = true;  // exp atoms are positive
     for (const auto& f : I.monos[terms[0].first].factors) all_exp &= I.atoms[f.first].fn == Fn::Exp;
     if (all_exp) return sgn(c) < 0 ? neg(a) : a;
   }
   // |c p'| = |c| |p'| with p' of leading coefficient 1.
-  Value unit = I.scale(a, 1 / c);
+  Value unit = I.scale(a, c.reciprocal());
   AtomNode n;
   n.fn = Fn::Abs;
   n.args = {unit.poly};
-  return I.scale(I.value_of_atom(I.intern_atom(std::move(n)), 1), ::abs(c));
+  return I.scale(I.value_of_atom(I.intern_atom(std::move(n)), 1), c.sign() < 0 ? -c : c);
 }
 
 Value Context::relu(Value a) {
@@ -202,7 +203,7 @@ Value Context::Impl::extreme(std::span<const Value> xs, bool is_max) {
   std::optional<Rational> best;  // the extreme of the rational arguments
   auto take = [&](PolyId p) {
     if (is_rational(p)) {
-      Rational r = polys[p].terms.empty() ? Rational(0) : polys[p].terms[0].second;
+      Rational r = polys[p].terms.empty() ? Rational(0) : polys[p].terms[0].second.to_rational();
       if (!best || (is_max ? r > *best : r < *best)) best = r;
     } else {
       args.push_back(p);
@@ -214,7 +215,7 @@ Value Context::Impl::extreme(std::span<const Value> xs, bool is_max) {
       continue;  // the neutral infinity drops out
     }
     AtomId a;
-    Rational c;
+    SmallRational c;
     if (single_atom(v.poly, &a, &c) && c == 1 && atoms[a].fn == fn) {
       for (PolyId p : std::vector<PolyId>(atoms[a].args)) take(p);
     } else {

@@ -39,7 +39,7 @@ struct Printer {
   }
 
   std::string term(const TermView& t, int depth) const {
-    const Rational& c = *t.coefficient;
+    const Rational c = t.coefficient->to_rational();
     if (t.factors.empty()) return c.get_str();
     std::string out;
     if (c == -1) out = "-";

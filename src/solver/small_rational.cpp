@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "common/errors.h"
+
 namespace onnx_tv::solver {
 namespace {
 
@@ -147,6 +149,11 @@ SmallRational SmallRational::mul_slow(const SmallRational& a, const SmallRationa
 }
 
 SmallRational SmallRational::neg_slow() const { return SmallRational(Rational(-to_rational())); }
+
+SmallRational SmallRational::reciprocal_slow() const {
+  if (sign() == 0) throw InternalError("reciprocal of zero");
+  return SmallRational(Rational(1 / to_rational()));
+}
 
 int SmallRational::compare_slow(const SmallRational& a, const SmallRational& b) {
   if (a.den_ != 0 && b.den_ != 0) {

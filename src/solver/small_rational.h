@@ -56,6 +56,7 @@ class SmallRational {
   int64_t den() const { return den_; }
 
   int sign() const { return den_ != 0 ? (num_ > 0) - (num_ < 0) : big_sign(); }
+  friend int sgn(const SmallRational& x) { return x.sign(); }
   Rational to_rational() const;
   long double to_long_double() const;
   std::string str() const;  // as Rational::get_str: "n" or "n/d"
@@ -79,6 +80,17 @@ class SmallRational {
     if (a.den_ == 1 && b.den_ == 1 && !__builtin_mul_overflow(a.num_, b.num_, &r) && r != INT64_MIN)
       return SmallRational(r, 1, Raw{});
     return mul_slow(a, b);
+  }
+  // b must be nonzero.
+  friend SmallRational operator/(const SmallRational& a, const SmallRational& b) {
+    return a * b.reciprocal();
+  }
+  SmallRational& operator+=(const SmallRational& b) { return *this = *this + b; }
+  SmallRational& operator*=(const SmallRational& b) { return *this = *this * b; }
+  SmallRational& operator/=(const SmallRational& b) { return *this = *this / b; }
+  SmallRational reciprocal() const {  // of a nonzero value
+    if (den_ != 0 && num_ != 0) return num_ > 0 ? SmallRational(den_, num_, Raw{}) : SmallRational(-den_, -num_, Raw{});
+    return reciprocal_slow();
   }
   SmallRational operator-() const {
     if (den_ != 0) return SmallRational(-num_, den_, Raw{});  // num_ != INT64_MIN
@@ -104,6 +116,7 @@ class SmallRational {
   static SmallRational mul_slow(const SmallRational& a, const SmallRational& b);
   static int compare_slow(const SmallRational& a, const SmallRational& b);
   SmallRational neg_slow() const;
+  SmallRational reciprocal_slow() const;
   int big_sign() const;
   uint64_t big_hash() const;
   void assign(const Rational& r);

@@ -97,7 +97,7 @@ MonoId Context::Impl::intern_mono(std::vector<Factor> factors) {
 
 PolyId Context::Impl::intern_poly(std::vector<Term> terms) {
   uint64_t h = 0x9017;
-  for (const auto& [m, c] : terms) h = hash_combine(hash_combine(h, m), hash_rational(c));
+  for (const auto& [m, c] : terms) h = hash_combine(hash_combine(h, m), c.hash());
   uint32_t found = poly_table.find(h, [&](uint32_t id) { return polys[id].terms == terms; });
   if (found != InternTable::kNone) return found;
   PolyNode n;
@@ -195,14 +195,14 @@ MonoId Context::Impl::mono_of_atom(AtomId a, const SmallRational& e) {
 }
 
 PolyId Context::Impl::poly_of_atom(AtomId a) {
-  return intern_poly({Term{mono_of_atom(a, 1), Rational(1)}});
+  return intern_poly({Term{mono_of_atom(a, 1), 1}});
 }
 
 Value Context::Impl::value_of_atom(AtomId a, const SmallRational& e) {
-  return make({Term{mono_of_atom(a, e), Rational(1)}});
+  return make({Term{mono_of_atom(a, e), 1}});
 }
 
-Value Context::Impl::term_value(MonoId m, const Rational& c) {
+Value Context::Impl::term_value(MonoId m, const SmallRational& c) {
   if (sgn(c) == 0) return ctx.zero();
   return make({Term{m, c}});
 }
@@ -222,7 +222,7 @@ bool Context::Impl::is_rational(PolyId p) const {
   return t.empty() || (t.size() == 1 && t[0].first == one_mono);
 }
 
-bool Context::Impl::single_atom(PolyId p, AtomId* a, Rational* coef) const {
+bool Context::Impl::single_atom(PolyId p, AtomId* a, SmallRational* coef) const {
   const auto& t = polys[p].terms;
   if (t.size() != 1) return false;
   const auto& f = monos[t[0].first].factors;
@@ -237,7 +237,7 @@ bool Context::Impl::single_atom(PolyId p, AtomId* a, Rational* coef) const {
 Context::Context() : impl_(std::make_unique<Impl>(*this)) {
   impl_->one_mono = impl_->intern_mono({});
   zero_ = impl_->intern_poly({});
-  one_ = impl_->intern_poly({Term{impl_->one_mono, Rational(1)}});
+  one_ = impl_->intern_poly({Term{impl_->one_mono, 1}});
 }
 
 Context::~Context() = default;
@@ -246,7 +246,7 @@ Value Context::constant(const Rational& r) {
   if (sgn(r) == 0) return zero();
   Rational c = r;
   c.canonicalize();
-  return Value{impl_->intern_poly({Term{impl_->one_mono, std::move(c)}}), 0};
+  return Value{impl_->intern_poly({Term{impl_->one_mono, SmallRational(c)}}), 0};
 }
 
 Value Context::constant(long long i) { return constant(Rational(static_cast<long>(i))); }
@@ -273,7 +273,7 @@ bool Context::is_constant(Value v) const {
 std::optional<Rational> Context::as_rational(Value v) const {
   if (!v.is_finite() || !impl_->is_rational(v.poly)) return std::nullopt;
   const auto& t = impl_->polys[v.poly].terms;
-  return t.empty() ? Rational(0) : t[0].second;
+  return t.empty() ? Rational(0) : t[0].second.to_rational();
 }
 
 size_t Context::term_count(Value v) const {
