@@ -10,6 +10,7 @@
 
 #include "solver/context.h"
 #include "solver/pair_cache.h"
+#include "solver/table_allocator.h"
 
 namespace onnx_tv::solver {
 
@@ -70,7 +71,7 @@ class InternTable {
   static constexpr uint32_t kNone = 0xffffffffu;
 
  private:
-  std::vector<std::pair<uint64_t, uint32_t>> slots_;
+  std::vector<std::pair<uint64_t, uint32_t>, TableAllocator<std::pair<uint64_t, uint32_t>>> slots_;
   size_t count_ = 0;
 };
 

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "solver/table_allocator.h"
+
 namespace onnx_tv::solver {
 
 class PairCache {
@@ -47,14 +49,14 @@ class PairCache {
     slots_[i] = Slot{key, value};
   }
   void grow() {
-    std::vector<Slot> old;
+    std::vector<Slot, TableAllocator<Slot>> old;
     old.swap(slots_);
     slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{kEmpty, 0});
     for (const Slot& s : old)
       if (s.key != kEmpty) place(s.key, s.value);
   }
 
-  std::vector<Slot> slots_;
+  std::vector<Slot, TableAllocator<Slot>> slots_;
   size_t count_ = 0;
 };
 

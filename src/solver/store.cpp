@@ -18,7 +18,7 @@ uint64_t hash_rational(const Rational& r) {
 
 void InternTable::insert(uint64_t hash, uint32_t id) {
   if ((count_ + 1) * 2 > slots_.size()) {
-    std::vector<std::pair<uint64_t, uint32_t>> old;
+    std::vector<std::pair<uint64_t, uint32_t>, TableAllocator<std::pair<uint64_t, uint32_t>>> old;
     old.swap(slots_);
     slots_.assign(std::max<size_t>(64, old.size() * 2), {0, kNone});
     count_ = 0;
