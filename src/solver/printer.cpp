@@ -6,15 +6,20 @@ namespace onnx_tv::solver {
 namespace {
 
 constexpr size_t kMaxTerms = 20;
+constexpr size_t kMaxNestedTerms = 4;  // inside function arguments
 constexpr int kMaxDepth = 6;
+// Nested atoms share subterms, so a tree walk can be exponential in the DAG's size: the
+// printer stops descending once it has written this many characters.
+constexpr size_t kMaxChars = 2000;
 
 struct Printer {
   const Context& ctx;
+  mutable size_t written = 0;
 
   std::string poly(PolyId p, int depth) const {
     size_t n = ctx.poly_term_count(p);
     if (n == 0) return "0";
-    if (depth > kMaxDepth) return "...";
+    if (depth > kMaxDepth || written > kMaxChars) return "...";
     std::string out;
     size_t shown = 0;
     auto emit = [&](size_t i) {
@@ -31,10 +36,11 @@ struct Printer {
     };
     // The constant term, if any, sorts first (the empty monomial is the oldest); print it last.
     bool has_const = ctx.term(p, 0).factors.empty();
-    size_t limit = std::min(n, kMaxTerms);
+    size_t limit = std::min(n, depth == 0 ? kMaxTerms : kMaxNestedTerms);
     for (size_t i = has_const ? 1 : 0; i < n && shown < limit; ++i) emit(i);
     if (has_const && shown < limit) emit(0);
     if (shown < n) out += " + ... (" + std::to_string(n) + " terms)";
+    written += out.size();
     return out;
   }
 
