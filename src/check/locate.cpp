@@ -1,5 +1,6 @@
 #include "check/locate.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -139,10 +140,61 @@ std::vector<bool> cone(const Dataflow& df, const std::vector<size_t>& roots) {
 }
 
 // The earliest tensor of one side in the cone of `roots` that is not explained.
+// Sums a rank tensor over each group of ranks that reduce together in the plan; true when some
+// such sum is made of spec values. That is the signature of a missing reduction: the tensor is
+// a complete set of addends that no collective adds up.
+class PartialProbe {
+ public:
+  PartialProbe(solver::Context& ctx, const LinkedPlan& linked, const ValueSet& spec_values,
+               const Env& spec_env, const std::vector<Env>& envs)
+      : ctx_(ctx), spec_values_(spec_values), spec_env_(spec_env), envs_(envs) {
+    std::set<std::vector<int64_t>> seen;
+    for (const Step& s : linked.steps) {
+      if (s.kind != Step::Kind::Collective) continue;
+      std::vector<int64_t> g;
+      for (const auto& m : s.members) g.push_back(m.rank);
+      if (seen.insert(g).second) groups_.push_back(g);
+    }
+  }
+
+  bool sums_to_spec(const TensorKey& k) {
+    if (k.first < 0) return false;
+    const ir::Tensor* mine = tensor_of(k, spec_env_, envs_);
+    if (!mine || mine->data.empty()) return false;
+    for (const auto& g : groups_) {
+      if (std::find(g.begin(), g.end(), k.first) == g.end()) continue;
+      std::vector<const ir::Tensor*> parts;
+      for (int64_t r : g) {
+        const ir::Tensor* t = tensor_of({r, k.second}, spec_env_, envs_);
+        if (!t || t->shape != mine->shape) break;
+        parts.push_back(t);
+      }
+      if (parts.size() != g.size()) continue;
+      bool all = true;
+      std::vector<solver::Value> xs(parts.size());
+      for (size_t e = 0; all && e < mine->data.size(); ++e) {
+        for (size_t i = 0; i < parts.size(); ++i) xs[i] = parts[i]->data[e];
+        solver::Value v = ctx_.sum(xs);
+        all = !v.is_finite() || spec_values_.count(v) || ctx_.is_constant(v);
+      }
+      if (all) return true;
+    }
+    return false;
+  }
+
+ private:
+  solver::Context& ctx_;
+  const ValueSet& spec_values_;
+  const Env& spec_env_;
+  const std::vector<Env>& envs_;
+  std::vector<std::vector<int64_t>> groups_;
+};
+
 std::optional<size_t> first_unexplained(const solver::Context& ctx, const Dataflow& df, const std::vector<size_t>& roots,
                                         bool spec_side, const ValueSet& other,
                                         const Env& spec_env, const std::vector<Env>& envs,
-                                        const std::set<size_t>& addends) {
+                                        const std::set<size_t>& addends,
+                                        PartialProbe* probe) {
   const size_t n = df.tensors.size();
   std::vector<bool> in_cone = cone(df, roots);
   std::vector<bool> side(n), matched(n), recovers(n, false), partial_ok(n, false);
@@ -162,7 +214,19 @@ std::optional<size_t> first_unexplained(const solver::Context& ctx, const Datafl
   }
   for (size_t t = 0; t < n; ++t) {
     if (!side[t] || !in_cone[t] || df.producer[t].first == -2) continue;
-    if (!matched[t] && !recovers[t] && !partial_ok[t]) return t;
+    if (matched[t] || recovers[t] || partial_ok[t]) continue;
+    if (!probe || !probe->sums_to_spec(df.tensors[t])) return t;
+    // A complete set of addends that nothing reduces: follow the linear ops that keep it one
+    // (adding up the q, k and v input gradients, say) to the last, where the reduction belongs.
+    for (;;) {
+      std::optional<size_t> next;
+      for (size_t c : df.consumers[t])
+        if (side[c] && in_cone[c] && df.linear[c] && (!next || c < *next) &&
+            probe->sums_to_spec(df.tensors[c]))
+          next = c;
+      if (!next) return t;
+      t = *next;
+    }
   }
   for (size_t r : roots)
     if (df.producer[r].first != -2) return r;
@@ -184,7 +248,7 @@ NodeRef node_ref(const Dataflow& df, size_t t, const ir::Graph& spec, const fron
 
 }  // namespace
 
-Location locate(const solver::Context& ctx, const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
+Location locate(solver::Context& ctx, const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
                 const LinkedPlan& linked, const std::vector<Env>& envs,
                 const std::vector<Obligation>& obligations, size_t failing) {
   auto is_constant = [&](int64_t rank, const std::string& name) {
@@ -209,9 +273,12 @@ Location locate(const solver::Context& ctx, const ir::Graph& spec, const Env& sp
   for (const auto* b : ob.members) rank_roots.push_back(df.id({b->rank, b->value}));
   Location loc;
   std::vector<size_t> spec_roots = {df.id({-1, ob.spec})};
-  if (auto t = first_unexplained(ctx, df, spec_roots, true, rank_values, spec_env, envs, {}))
+  if (auto t = first_unexplained(ctx, df, spec_roots, true, rank_values, spec_env, envs, {},
+                                 nullptr))
     loc.spec_node = node_ref(df, *t, spec, plan);
-  if (auto t = first_unexplained(ctx, df, rank_roots, false, spec_values, spec_env, envs, addends))
+  PartialProbe probe(ctx, linked, spec_values, spec_env, envs);
+  if (auto t = first_unexplained(ctx, df, rank_roots, false, spec_values, spec_env, envs, addends,
+                                 &probe))
     loc.rank_node = node_ref(df, *t, spec, plan);
   return loc;
 }

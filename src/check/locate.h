@@ -5,7 +5,10 @@
 // (matched), when something computed from it is matched (it recovers: a partial product that
 // an all-reduce completes, a re-association), when it is a constant (a wrong constant shows
 // in the op that uses it), or when it is an addend on its way into a summing collective or a
-// partial binding, through ops linear in it. When every tensor on the path is explained (a
+// partial binding, through ops linear in it. An unexplained tensor whose sum over a group of
+// ranks that reduce together is made of spec values is a reduction that is missing; the report
+// then names the last op of the linear chain that still holds such a complete set of addends,
+// where the reduction belongs. When every tensor on the path is explained (a
 // partial set whose addends are all wrong in the same linear way), the operator that produced
 // the failing output is named. The first diverging
 // operator on the plan side is the earliest operator, in dataflow order, on a path to the
@@ -26,7 +29,7 @@ struct Location {
   std::optional<NodeRef> rank_node;
 };
 
-Location locate(const solver::Context& ctx, const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
+Location locate(solver::Context& ctx, const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
                 const LinkedPlan& linked, const std::vector<Env>& envs,
                 const std::vector<Obligation>& obligations, size_t failing);
 
