@@ -102,41 +102,23 @@ long double Evaluator::approx(Value v) {
     TermView t = ctx_.term(v.poly, i);
     long double prod = t.coefficient->to_long_double();
     for (const auto& [a, e] : t.factors) {
-      AtomView av = ctx_.atom(a);
-      auto arg = [&](size_t k) { return approx(Value{av.args[k], 0}); };
-      long double ex = e.to_long_double();
-      if (av.fn == Fn::Exp) {
+      const AtomMemo m = approx_atom(a);
+      if (m.is_exp) {
         // exp(t)^q evaluated as exp(q t) keeps precision and range.
-        prod *= std::exp(ex * arg(0));
+        prod *= std::exp(e.to_long_double() * m.x);
         continue;
       }
-      auto it = approx_atoms_.find(a);
-      if (it == approx_atoms_.end()) {
-        long double x = kNaN;
-        switch (av.fn) {
-          case Fn::Symbol: x = to_long_double(symbol_value_(*av.name)); break;
-          case Fn::Def: x = arg(0); break;
-          case Fn::Log: x = arg(0) > 0 ? std::log(arg(0)) : kNaN; break;
-          case Fn::Sqrt: x = arg(0) >= 0 ? std::sqrt(arg(0)) : kNaN; break;
-          case Fn::Inv: x = arg(0) != 0 ? 1 / arg(0) : kNaN; break;
-          case Fn::Erf: x = std::erf(arg(0)); break;
-          case Fn::Sin: x = std::sin(arg(0)); break;
-          case Fn::Cos: x = std::cos(arg(0)); break;
-          case Fn::Abs: x = std::fabs(arg(0)); break;
-          case Fn::Pow: x = arg(0) >= 0 ? std::pow(arg(0), to_long_double(*av.exponent)) : kNaN; break;
-          case Fn::Max:
-          case Fn::Min:
-            for (size_t k = 0; k < av.args.size(); ++k) {
-              long double y = arg(k);
-              if (k == 0 || std::isnan(y) || (av.fn == Fn::Max ? y > x : y < x)) x = y;
-              if (std::isnan(x)) break;
-            }
-            break;
-          case Fn::Exp: break;
-        }
-        it = approx_atoms_.emplace(a, x).first;
+      const long double x = m.x;
+      // The common small powers, written out: they give what pow gives, without its cost.
+      if (e == 1) {
+        prod *= x;
+        continue;
       }
-      long double x = it->second;
+      if (e == 2) {
+        prod *= x * x;
+        continue;
+      }
+      const long double ex = e.to_long_double();
       if (x == 0 && ex < 0) prod = kNaN;
       else prod *= std::pow(x, ex);
     }
@@ -144,6 +126,39 @@ long double Evaluator::approx(Value v) {
   }
   approx_polys_.emplace(v.poly, total);
   return total;
+}
+
+const Evaluator::AtomMemo& Evaluator::approx_atom(AtomId a) {
+  if (a >= approx_atoms_.size()) approx_atoms_.resize(ctx_.atom_count());
+  if (approx_atoms_[a].known) return approx_atoms_[a];
+  AtomView av = ctx_.atom(a);
+  auto arg = [&](size_t k) { return approx(Value{av.args[k], 0}); };
+  long double x = kNaN;
+  switch (av.fn) {
+    case Fn::Symbol: x = to_long_double(symbol_value_(*av.name)); break;
+    case Fn::Def: x = arg(0); break;
+    case Fn::Log: x = arg(0) > 0 ? std::log(arg(0)) : kNaN; break;
+    case Fn::Sqrt: x = arg(0) >= 0 ? std::sqrt(arg(0)) : kNaN; break;
+    case Fn::Inv: x = arg(0) != 0 ? 1 / arg(0) : kNaN; break;
+    case Fn::Erf: x = std::erf(arg(0)); break;
+    case Fn::Sin: x = std::sin(arg(0)); break;
+    case Fn::Cos: x = std::cos(arg(0)); break;
+    case Fn::Abs: x = std::fabs(arg(0)); break;
+    case Fn::Pow: x = arg(0) >= 0 ? std::pow(arg(0), to_long_double(*av.exponent)) : kNaN; break;
+    case Fn::Max:
+    case Fn::Min:
+      for (size_t k = 0; k < av.args.size(); ++k) {
+        long double y = arg(k);
+        if (k == 0 || std::isnan(y) || (av.fn == Fn::Max ? y > x : y < x)) x = y;
+        if (std::isnan(x)) break;
+      }
+      break;
+    case Fn::Exp: x = arg(0); break;  // the argument: the power goes inside (see approx)
+  }
+  // Re-indexed: evaluating the arguments may have resized the memo.
+  AtomMemo& m = approx_atoms_[a];
+  m = AtomMemo{x, av.fn == Fn::Exp, true};
+  return m;
 }
 
 }  // namespace onnx_tv::solver

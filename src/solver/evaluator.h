@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "solver/context.h"
 
@@ -24,7 +25,14 @@ class Evaluator {
   const Context& ctx_;
   std::function<Rational(const std::string&)> symbol_value_;
   std::unordered_map<AtomId, std::optional<Rational>> exact_atoms_;
-  std::unordered_map<AtomId, long double> approx_atoms_;
+  // Atom values by id (few atoms, looked up once per factor of every term).
+  struct AtomMemo {
+    long double x = 0;     // the value; for an exp atom, the value of its argument
+    bool is_exp = false;
+    bool known = false;
+  };
+  const AtomMemo& approx_atom(AtomId a);
+  std::vector<AtomMemo> approx_atoms_;
   std::unordered_map<PolyId, std::optional<Rational>> exact_polys_;
   std::unordered_map<PolyId, long double> approx_polys_;
 };

@@ -104,8 +104,7 @@ Rational SmallRational::to_rational() const {
   return r;  // already in lowest terms
 }
 
-long double SmallRational::to_long_double() const {
-  if (den_ != 0) return static_cast<long double>(num_) / static_cast<long double>(den_);
+long double SmallRational::big_to_long_double() const {
   const Rational r = to_rational();
   long en = 0, ed = 0;
   double mn = mpz_get_d_2exp(&en, r.get_num_mpz_t());

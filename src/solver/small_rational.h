@@ -58,7 +58,10 @@ class SmallRational {
   int sign() const { return den_ != 0 ? (num_ > 0) - (num_ < 0) : big_sign(); }
   friend int sgn(const SmallRational& x) { return x.sign(); }
   Rational to_rational() const;
-  long double to_long_double() const;
+  long double to_long_double() const {
+    if (den_ != 0) return static_cast<long double>(num_) / static_cast<long double>(den_);
+    return big_to_long_double();
+  }
   std::string str() const;  // as Rational::get_str: "n" or "n/d"
   uint64_t hash() const {
     if (den_ == 0) return big_hash();
@@ -118,6 +121,7 @@ class SmallRational {
   SmallRational neg_slow() const;
   SmallRational reciprocal_slow() const;
   int big_sign() const;
+  long double big_to_long_double() const;
   uint64_t big_hash() const;
   void assign(const Rational& r);
   void set_big(const Rational& r);
