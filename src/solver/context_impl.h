@@ -96,6 +96,7 @@ struct Context::Impl {
   std::unordered_map<PolyId, Primitive> primitive_cache;
   std::unordered_map<PolyId, Value> recip_cache, exp_cache, log_cache;
   MonoId one_mono = 0;
+  std::vector<Factor> mono_scratch;  // mono_mul's merge buffer
   AtomId e_atom = InternTable::kNone;  // exp(1), created on first use
   // Nesting of binomial rewrites. Several inverses in one monomial can send the rewrites of
   // reducible_inv around a cycle; past a fixed depth they stop and the monomial stays as is.
@@ -105,7 +106,10 @@ struct Context::Impl {
 
   // Interning. Inputs must already be canonical (sorted, nonzero).
   AtomId intern_atom(AtomNode n);
-  MonoId intern_mono(std::vector<Factor> factors);
+  MonoId intern_mono(std::vector<Factor> factors) { return intern_mono(factors, &factors); }
+  // The same from a view: a monomial that exists costs no allocation. `owned`, when given,
+  // holds the factors and is moved into the store instead of copied.
+  MonoId intern_mono(std::span<const Factor> factors, std::vector<Factor>* owned);
   PolyId intern_poly(std::vector<Term> terms);
 
   MonoId mono_mul(MonoId a, MonoId b);
@@ -125,7 +129,7 @@ struct Context::Impl {
   // m2 * inv(q) = (1 - m1 * inv(q)) / b, so no canonical monomial holds both m2 and inv(q)
   // (this makes sigmoid(x) + sigmoid(-x) == 1 and tanh odd). kNone when there is none.
   // *second tells which rule applies (see store.cpp).
-  AtomId reducible_inv(const std::vector<Factor>& factors, bool* second) const;
+  AtomId reducible_inv(std::span<const Factor> factors, bool* second) const;
 
   const Primitive& primitive(PolyId p);
   AtomId first_inv(PolyId p) const;                // the lowest Inv atom occurring in p

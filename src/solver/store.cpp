@@ -74,11 +74,13 @@ AtomId Context::Impl::intern_atom(AtomNode n) {
   return id;
 }
 
-MonoId Context::Impl::intern_mono(std::vector<Factor> factors) {
+MonoId Context::Impl::intern_mono(std::span<const Factor> factors, std::vector<Factor>* owned) {
   uint64_t h = 0x30a0;
   for (const auto& [a, e] : factors) h = hash_combine(hash_combine(h, a), e.hash());
-  uint32_t found =
-      mono_table.find(h, [&](uint32_t id) { return monos[id].factors == factors; });
+  uint32_t found = mono_table.find(h, [&](uint32_t id) {
+    const auto& f = monos[id].factors;
+    return std::equal(f.begin(), f.end(), factors.begin(), factors.end());
+  });
   if (found != InternTable::kNone) return found;
   MonoNode n;
   n.hash = h;
@@ -88,7 +90,8 @@ MonoId Context::Impl::intern_mono(std::vector<Factor> factors) {
   }
   // Keeping simplifiable factors out of canonical monomials keeps forms unique.
   if (!(n.flags & kIrregular) && reducible_inv(factors, nullptr) != InternTable::kNone) n.flags |= kIrregular;
-  n.factors = std::move(factors);
+  if (owned) n.factors = std::move(*owned);
+  else n.factors.assign(factors.begin(), factors.end());
   MonoId id = MonoId(monos.size());
   monos.push_back(std::move(n));
   mono_table.insert(h, id);
@@ -120,7 +123,7 @@ bool Context::Impl::irregular_factor(AtomId a, const SmallRational& e) const {
   }
 }
 
-AtomId Context::Impl::reducible_inv(const std::vector<Factor>& factors, bool* second) const {
+AtomId Context::Impl::reducible_inv(std::span<const Factor> factors, bool* second) const {
   if (factors.size() < 2) return InternTable::kNone;
   auto exponent_of = [&](AtomId a) -> SmallRational {
     auto it = std::lower_bound(factors.begin(), factors.end(), a,
@@ -162,8 +165,8 @@ MonoId Context::Impl::mono_mul(MonoId a, MonoId b) {
   if (MonoId hit = mono_mul_cache.find(a, b); hit != PairCache::kNone) return hit;
   const auto& fa = monos[a].factors;
   const auto& fb = monos[b].factors;
-  std::vector<Factor> out;
-  out.reserve(fa.size() + fb.size());
+  std::vector<Factor>& out = mono_scratch;
+  out.clear();
   size_t i = 0, j = 0;
   while (i < fa.size() || j < fb.size()) {
     if (j == fb.size() || (i < fa.size() && fa[i].first < fb[j].first)) {
@@ -176,7 +179,7 @@ MonoId Context::Impl::mono_mul(MonoId a, MonoId b) {
       ++i, ++j;
     }
   }
-  MonoId r = intern_mono(std::move(out));
+  MonoId r = intern_mono(out, nullptr);
   mono_mul_cache.insert(a, b, r);
   return r;
 }
@@ -191,7 +194,8 @@ MonoId Context::Impl::mono_pow(MonoId a, const SmallRational& q) {
 
 MonoId Context::Impl::mono_of_atom(AtomId a, const SmallRational& e) {
   if (e.sign() == 0) return one_mono;
-  return intern_mono({Factor{a, e}});
+  const Factor f{a, e};
+  return intern_mono(std::span<const Factor>(&f, 1), nullptr);
 }
 
 PolyId Context::Impl::poly_of_atom(AtomId a) {
