@@ -131,6 +131,62 @@ TEST(InputErrors, CollectiveWithoutPartner) {
   expect_error(c.run(), 2, {"AllReduce", "/fc2/AllReduce", "rank 1", "[0, 1]"});
 }
 
+// Two keyed all-reduces per rank; rank 1 issues them in the other order.
+TEST(InputErrors, CollectivesInDifferentOrder) {
+  Case c = copy_example("collective_order");
+  for (int r = 0; r < 2; ++r) {
+    auto path = c.shards() / ("rank" + std::to_string(r) + ".onnx");
+    auto m = c.model(path);
+    auto* g = m.mutable_graph();
+    onnx::NodeProto* ar = nullptr;
+    for (auto& n : *g->mutable_node())
+      if (n.op_type() == "AllReduce") ar = &n;
+    ASSERT_NE(ar, nullptr);
+    onnx::NodeProto first = *ar, second = *ar;
+    first.set_name("/extra/AllReduce");
+    first.set_output(0, "y_extra");
+    auto* key = first.add_attribute();
+    key->set_name("key");
+    key->set_type(onnx::AttributeProto::STRING);
+    key->set_s("extra");
+    auto* key2 = second.add_attribute();
+    key2->set_name("key");
+    key2->set_type(onnx::AttributeProto::STRING);
+    key2->set_s("main");
+    g->mutable_node()->RemoveLast();
+    *g->add_node() = r == 0 ? first : second;
+    *g->add_node() = r == 0 ? second : first;
+    c.save(m, path);
+  }
+  expect_error(c.run(), 2, {"different order", "extra", "main", "rank 1"});
+}
+
+TEST(InputErrors, DeclaredShapeContradicted) {
+  Case c = copy_example("declared_shape");
+  auto m = c.model(c.spec());
+  m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()
+      ->mutable_dim(1)->set_dim_value(9);
+  c.save(m, c.spec());
+  expect_error(c.run(), 2, {"'y'", "[4, 8]"});
+}
+
+TEST(InputErrors, SendWithoutRecv) {
+  Case c = copy_example("send_alone");
+  auto path = c.shards() / "rank0.onnx";
+  auto m = c.model(path);
+  auto* n = m.mutable_graph()->add_node();
+  n->set_op_type("Send");
+  n->set_domain("onnx_tv");
+  n->set_name("/stray/Send");
+  n->add_input("x");
+  auto* peer = n->add_attribute();
+  peer->set_name("peer");
+  peer->set_type(onnx::AttributeProto::INT);
+  peer->set_i(1);
+  c.save(m, path);
+  expect_error(c.run(), 2, {"/stray/Send", "no matching Recv", "rank 1"});
+}
+
 TEST(InputErrors, UnsupportedOperatorIsUnknown) {
   Case c = copy_example("unsupported");
   auto m = c.model(c.spec());
