@@ -140,6 +140,46 @@ std::vector<bool> cone(const Dataflow& df, const std::vector<size_t>& roots) {
 }
 
 // The earliest tensor of one side in the cone of `roots` that is not explained.
+// Exporters name a rank's ops after the model's ("/mb0/layers.1/attn/MatMul" for the spec's
+// "/layers.1/attn/MatMul"). Where a rank op has such a namesake in the spec, its result must
+// be made of the namesake's values, not just of some spec values: a backward op that reads the
+// wrong (but valid) tensor then shows where it happens. Names only ever tighten a match.
+class Namesakes {
+ public:
+  Namesakes(const ir::Graph& spec, const Env& spec_env) : spec_env_(spec_env) {
+    for (const auto& node : spec.nodes)
+      if (!node.name.empty()) outputs_[node.name] = &node.outputs;
+  }
+
+  // The spec tensor standing where `rank_node`'s output `k` stands, or "" when none.
+  std::string counterpart(const ir::Node& rank_node, size_t k) const {
+    const std::string& n = rank_node.name;
+    for (size_t pos = n.find('/'); pos != std::string::npos; pos = n.find('/', pos + 1)) {
+      std::string suffix = n.substr(pos);
+      if (std::count(suffix.begin(), suffix.end(), '/') < 2) break;
+      auto it = outputs_.find(suffix);
+      if (it != outputs_.end() && k < it->second->size()) return (*it->second)[k];
+    }
+    return "";
+  }
+
+  const ValueSet& values(const std::string& spec_tensor) {
+    auto [it, fresh] = cache_.try_emplace(spec_tensor);
+    if (fresh) {
+      auto t = spec_env_.values.find(spec_tensor);
+      if (t != spec_env_.values.end())
+        for (const auto& v : t->second.data)
+          if (v.is_finite()) it->second.insert(v);
+    }
+    return it->second;
+  }
+
+ private:
+  const Env& spec_env_;
+  std::map<std::string, const std::vector<std::string>*> outputs_;
+  std::map<std::string, ValueSet> cache_;
+};
+
 // Sums a rank tensor over each group of ranks that reduce together in the plan; true when some
 // such sum is made of spec values. That is the signature of a missing reduction: the tensor is
 // a complete set of addends that no collective adds up.
@@ -194,13 +234,22 @@ std::optional<size_t> first_unexplained(const solver::Context& ctx, const Datafl
                                         bool spec_side, const ValueSet& other,
                                         const Env& spec_env, const std::vector<Env>& envs,
                                         const std::set<size_t>& addends,
-                                        PartialProbe* probe) {
+                                        PartialProbe* probe, Namesakes* names,
+                                        const frontend::Plan* plan) {
   const size_t n = df.tensors.size();
   std::vector<bool> in_cone = cone(df, roots);
   std::vector<bool> side(n), matched(n), recovers(n, false), partial_ok(n, false);
   for (size_t t = 0; t < n; ++t) {
     side[t] = (df.tensors[t].first < 0) == spec_side;
-    matched[t] = side[t] && all_in(ctx, tensor_of(df.tensors[t], spec_env, envs), other);
+    if (!side[t]) continue;
+    const ir::Tensor* tensor = tensor_of(df.tensors[t], spec_env, envs);
+    std::string twin;
+    if (names && plan && df.producer[t].first >= 0) {
+      const ir::Node& node = plan->program_of(df.producer[t].first).nodes[df.producer[t].second];
+      for (size_t k = 0; k < node.outputs.size() && twin.empty(); ++k)
+        if (node.outputs[k] == df.tensors[t].second) twin = names->counterpart(node, k);
+    }
+    matched[t] = all_in(ctx, tensor, twin.empty() ? other : names->values(twin));
   }
   // Tensors are numbered in execution order, so a reverse sweep sees consumers first.
   for (size_t t = n; t-- > 0;) {
@@ -274,11 +323,12 @@ Location locate(solver::Context& ctx, const ir::Graph& spec, const Env& spec_env
   Location loc;
   std::vector<size_t> spec_roots = {df.id({-1, ob.spec})};
   if (auto t = first_unexplained(ctx, df, spec_roots, true, rank_values, spec_env, envs, {},
-                                 nullptr))
+                                 nullptr, nullptr, nullptr))
     loc.spec_node = node_ref(df, *t, spec, plan);
   PartialProbe probe(ctx, linked, spec_values, spec_env, envs);
+  Namesakes names(spec, spec_env);
   if (auto t = first_unexplained(ctx, df, rank_roots, false, spec_values, spec_env, envs, addends,
-                                 &probe))
+                                 &probe, &names, &plan))
     loc.rank_node = node_ref(df, *t, spec, plan);
   return loc;
 }

@@ -2,7 +2,8 @@
 // Where a failing plan first departs from its spec, on each side.
 //
 // A rank tensor is explained when every element is a value the spec computes somewhere
-// (matched), when something computed from it is matched (it recovers: a partial product that
+// (matched; where the rank op has a namesake in the spec, as exporters name them, a value of
+// that namesake's result), when something computed from it is matched (it recovers: a partial product that
 // an all-reduce completes, a re-association), when it is a constant (a wrong constant shows
 // in the op that uses it), or when it is an addend on its way into a summing collective or a
 // partial binding, through ops linear in it. An unexplained tensor whose sum over a group of
