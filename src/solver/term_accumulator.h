@@ -3,6 +3,7 @@
 // vector with an open-addressing index by monomial beside it, so adding a term is one probe
 // and, once the vectors have grown, no allocation.
 #include <algorithm>
+#include <iterator>
 #include <vector>
 
 #include "solver/context_impl.h"
@@ -33,11 +34,13 @@ class TermAccumulator {
   }
   void add(MonoId m, const SmallRational& c) { add(m, SmallRational(c)); }
 
-  // The nonzero terms, sorted by monomial.
+  // The nonzero terms, sorted by monomial, in a vector of exactly their size: the result is
+  // stored as a polynomial, and the accumulator's spare capacity would stay with it.
   std::vector<Term> drain() {
     std::erase_if(terms_, [](const Term& t) { return t.second.sign() == 0; });
     std::sort(terms_.begin(), terms_.end(), [](const Term& a, const Term& b) { return a.first < b.first; });
-    return std::move(terms_);
+    if (terms_.capacity() == terms_.size()) return std::move(terms_);
+    return std::vector<Term>(std::make_move_iterator(terms_.begin()), std::make_move_iterator(terms_.end()));
   }
 
  private:
