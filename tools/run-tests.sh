@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 bash tools/install-deps.sh
 bash tools/build.sh
 cd build
-ctest --output-on-failure -j"$(nproc)" --timeout 900
+ctest --output-on-failure -j"$(nproc)" -LE long
