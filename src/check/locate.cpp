@@ -24,6 +24,7 @@ struct Dataflow {
   std::vector<bool> linear;                    // produced by an op linear in each input
   std::vector<std::pair<int64_t, size_t>> producer;  // (rank, node index)
   std::vector<bool> reduce_input;              // read by a summing collective
+  std::vector<bool> moves;                     // produced by an op that only moves data
 
   size_t id(const TensorKey& k) {
     auto [it, fresh] = index.try_emplace(k, tensors.size());
@@ -34,6 +35,7 @@ struct Dataflow {
       linear.push_back(false);
       producer.emplace_back(-2, 0);
       reduce_input.push_back(false);
+      moves.push_back(false);
     }
     return it->second;
   }
@@ -68,6 +70,9 @@ void add_node(Dataflow& df, int64_t rank, const ir::Node& node, size_t index,
     size_t o = df.id({rank, out});
     df.producer[o] = {rank, index};
     df.linear[o] = linear;
+    static const std::set<std::string> movers = {"Identity", "Reshape", "Flatten", "Squeeze",
+                                                 "Unsqueeze", "Cast", "Transpose"};
+    df.moves[o] = movers.count(node.op_type) > 0;
     for (const auto& in : node.inputs)
       if (!in.empty()) df.edge({rank, in}, {rank, out});
   }
@@ -277,8 +282,17 @@ std::optional<size_t> first_unexplained(const solver::Context& ctx, const Datafl
       t = *next;
     }
   }
-  for (size_t r : roots)
-    if (df.producer[r].first != -2) return r;
+  // Everything on the path is explained: name the op that made the failing value, looking
+  // through ops that only move data (an Identity to the graph output, say) along their first
+  // input.
+  for (size_t r : roots) {
+    if (df.producer[r].first == -2) continue;
+    size_t t = r;
+    while (!df.sources[t].empty() && df.moves[t] && df.producer[df.sources[t][0]].first != -2 &&
+           side[df.sources[t][0]])
+      t = df.sources[t][0];
+    return t;
+  }
   return std::nullopt;
 }
 
