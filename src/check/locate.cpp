@@ -1,5 +1,7 @@
 #include "check/locate.h"
 
+#include "check/misused_collective.h"
+
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -339,6 +341,17 @@ Location locate(solver::Context& ctx, const ir::Graph& spec, const Env& spec_env
   if (auto t = first_unexplained(ctx, df, spec_roots, true, rank_values, spec_env, envs, {},
                                  nullptr, nullptr, nullptr))
     loc.spec_node = node_ref(df, *t, spec, plan);
+  std::vector<bool> on_path = cone(df, rank_roots);
+  auto misused = find_misused_collective(
+      ctx, linked, envs, spec_values, [&](int64_t rank, const std::string& tensor) {
+        auto it = df.index.find({rank, tensor});
+        return it != df.index.end() && on_path[it->second];
+      });
+  if (misused) {
+    auto it = df.index.find({misused->rank, misused->output});
+    loc.rank_node = node_ref(df, it->second, spec, plan);
+    return loc;
+  }
   PartialProbe probe(ctx, linked, spec_values, spec_env, envs);
   Namesakes names(spec, spec_env);
   if (auto t = first_unexplained(ctx, df, rank_roots, false, spec_values, spec_env, envs, addends,
