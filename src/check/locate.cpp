@@ -343,7 +343,7 @@ Location locate(solver::Context& ctx, const ir::Graph& spec, const Env& spec_env
     loc.spec_node = node_ref(df, *t, spec, plan);
   std::vector<bool> on_path = cone(df, rank_roots);
   auto misused = find_misused_collective(
-      ctx, linked, envs, spec_values, [&](int64_t rank, const std::string& tensor) {
+      ctx, plan, linked, envs, spec_values, [&](int64_t rank, const std::string& tensor) {
         auto it = df.index.find({rank, tensor});
         return it != df.index.end() && on_path[it->second];
       });

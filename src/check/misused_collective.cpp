@@ -1,5 +1,6 @@
 #include "check/misused_collective.h"
 
+#include <set>
 #include <unordered_map>
 
 namespace onnx_tv::prove {
@@ -30,10 +31,45 @@ bool reduces(ir::CommKind k) {
   return k == ir::CommKind::AllReduce || k == ir::CommKind::ReduceScatter;
 }
 
+// The tensor `name` was taken from by ops that only move or select data (a Slice of a chunk, a
+// Reshape), on `rank`; itself when it was computed.
+std::string moved_from(const frontend::Plan& plan, const Env& env, int64_t rank,
+                       const std::string& name) {
+  static const std::set<std::string> movers = {"Identity", "Reshape", "Flatten", "Squeeze",
+                                               "Unsqueeze", "Cast", "Transpose", "Slice",
+                                               "Split", "Gather"};
+  auto it = env.producer.find(name);
+  if (it == env.producer.end()) return name;
+  const ir::Node& node = plan.program_of(rank).nodes[it->second];
+  if (!movers.count(node.op_type) || node.inputs.empty()) return name;
+  return node.inputs[0];
+}
+
+// Whether the members' `names` tensors add up, element for element, to spec values.
+bool adds_up(solver::Context& ctx, const Step& s, const std::vector<Env>& envs,
+             const std::vector<std::string>& names, ScaledIndex& index) {
+  std::vector<const ir::Tensor*> ins;
+  for (size_t k = 0; k < s.members.size(); ++k) {
+    auto it = envs[s.members[k].rank].values.find(names[k]);
+    if (it == envs[s.members[k].rank].values.end()) return false;
+    if (!ins.empty() && it->second.shape != ins[0]->shape) return false;
+    ins.push_back(&it->second);
+  }
+  if (ins.empty() || ins[0]->data.empty()) return false;
+  std::vector<solver::Value> xs(ins.size());
+  for (size_t e = 0; e < ins[0]->data.size(); ++e) {
+    for (size_t k = 0; k < ins.size(); ++k) xs[k] = ins[k]->data[e];
+    solver::Value sum = ctx.sum(xs);
+    if (!ctx.is_constant(sum) && !index.contains(sum)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<MisusedCollective> find_misused_collective(
-    solver::Context& ctx, const LinkedPlan& linked, const std::vector<Env>& envs,
+    solver::Context& ctx, const frontend::Plan& plan, const LinkedPlan& linked,
+    const std::vector<Env>& envs,
     const std::unordered_set<solver::Value, solver::ValueHash>& spec_values, const OnPath& on_path) {
   std::optional<ScaledIndex> index;
   for (const Step& s : linked.steps) {
@@ -45,21 +81,15 @@ std::optional<MisusedCollective> find_misused_collective(
         break;
       }
     if (!mine) continue;
-    std::vector<const ir::Tensor*> ins;
-    for (const auto& m : s.members) {
-      auto it = envs[m.rank].values.find(m.comm.data_input);
-      if (it == envs[m.rank].values.end()) break;
-      if (!ins.empty() && it->second.shape != ins[0]->shape) break;
-      ins.push_back(&it->second);
-    }
-    if (ins.size() != s.members.size() || ins.empty() || ins[0]->data.empty()) continue;
     if (!index) index.emplace(ctx, spec_values);
-    bool all = true;
-    std::vector<solver::Value> xs(ins.size());
-    for (size_t e = 0; all && e < ins[0]->data.size(); ++e) {
-      for (size_t k = 0; k < ins.size(); ++k) xs[k] = ins[k]->data[e];
-      solver::Value sum = ctx.sum(xs);
-      all = ctx.is_constant(sum) || index->contains(sum);
+    // The inputs themselves, then what they were sliced or reshaped from.
+    std::vector<std::string> names;
+    for (const auto& m : s.members) names.push_back(m.comm.data_input);
+    bool all = false;
+    for (int hop = 0; hop < 3 && !all; ++hop) {
+      all = adds_up(ctx, s, envs, names, *index);
+      for (size_t k = 0; k < names.size(); ++k)
+        names[k] = moved_from(plan, envs[s.members[k].rank], s.members[k].rank, names[k]);
     }
     if (all) return MisusedCollective{mine->rank, mine->node_index, mine->comm.output};
   }
