@@ -35,12 +35,6 @@ std::string region_text(const frontend::Region& r) {
   return s + "]";
 }
 
-ir::Shape region_shape(const frontend::Region& r) {
-  ir::Shape s(r.start.size());
-  for (size_t d = 0; d < s.size(); ++d) s[d] = r.end[d] - r.start[d];
-  return s;
-}
-
 ir::Tensor symbols(solver::Context& ctx, ir::DType dtype, const ir::Shape& shape,
                    const std::string& prefix) {
   std::vector<solver::Value> data(ir::element_count(shape));
@@ -72,6 +66,12 @@ ir::Shape rank_value_shape(const ir::Graph& g, const ResolvedBinding& rb) {
 }
 
 }  // namespace
+
+ir::Shape region_shape(const frontend::Region& r) {
+  ir::Shape s(r.start.size());
+  for (size_t d = 0; d < s.size(); ++d) s[d] = r.end[d] - r.start[d];
+  return s;
+}
 
 std::optional<ir::Shape> static_shape(const ir::Graph& g, const std::string& name) {
   if (auto it = g.initializers.find(name); it != g.initializers.end()) return it->second.shape;

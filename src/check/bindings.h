@@ -39,6 +39,9 @@ Env spec_inputs(solver::Context& ctx, const ir::Graph& spec, const BoundPlan& bo
 std::vector<Env> rank_inputs(solver::Context& ctx, const frontend::Plan& plan,
                              const BoundPlan& bound, const Env& spec_env);
 
+// The shape of a region: end - start per dimension.
+ir::Shape region_shape(const frontend::Region& r);
+
 // The declared shape of a graph input, output or initializer when fully static.
 std::optional<ir::Shape> static_shape(const ir::Graph& g, const std::string& name);
 

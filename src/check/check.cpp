@@ -53,9 +53,7 @@ void explain_failure(CheckResult& res, solver::Context& ctx, const CheckOptions&
   m.spec_output = ob.spec;
   m.region_start = ob.region.start;
   m.region_end = ob.region.end;
-  std::vector<int64_t> rshape(ob.region.start.size());
-  for (size_t d = 0; d < rshape.size(); ++d) rshape[d] = ob.region.end[d] - ob.region.start[d];
-  m.element = add(ob.region.start, ir::unravel(f.offset, rshape));
+  m.element = add(ob.region.start, ir::unravel(f.offset, prove::region_shape(ob.region)));
   m.binding = ob.members[0]->origin;
   m.partial = ob.region.partial;
   for (const auto* b : ob.members) {

@@ -26,7 +26,6 @@ void store(Env& env, const ir::Node& node, size_t index, std::vector<ir::Tensor>
     if (node.outputs[k].empty()) continue;
     env.values[node.outputs[k]] = std::move(outs[k]);
     env.producer[node.outputs[k]] = index;
-    env.order.push_back(node.outputs[k]);
   }
 }
 
@@ -101,7 +100,6 @@ void run_plan(solver::Context& ctx, const frontend::Plan& plan, const LinkedPlan
         Env& env = envs[m.rank];
         env.values[m.comm.output] = std::move(outs[k]);
         env.producer[m.comm.output] = m.node_index;
-        env.order.push_back(m.comm.output);
       }
     }
     if (cb) cb(++done, int64_t(linked.steps.size()));

@@ -17,7 +17,6 @@ namespace onnx_tv::prove {
 struct Env {
   std::unordered_map<std::string, ir::Tensor> values;
   std::unordered_map<std::string, size_t> producer;  // tensor -> node index
-  std::vector<std::string> order;  // produced tensors, in execution order
 };
 
 // Called after every node with its file, description, seconds and largest output polynomial.

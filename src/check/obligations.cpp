@@ -10,12 +10,6 @@ namespace onnx_tv::prove {
 
 namespace {
 
-ir::Shape region_shape(const frontend::Region& r) {
-  ir::Shape s(r.start.size());
-  for (size_t d = 0; d < s.size(); ++d) s[d] = r.end[d] - r.start[d];
-  return s;
-}
-
 // Marks the region in a coverage mask of the spec value's shape.
 void cover(std::vector<char>& mask, const ir::Shape& shape, const frontend::Region& r) {
   const auto st = ir::strides(shape);

@@ -10,6 +10,7 @@
 #include "eval/conformance.h"
 #include "eval/eval.h"
 #include "frontend/tensor_file.h"
+#include "../e2e/run_cli.h"
 
 namespace onnx_tv::eval {
 namespace {
@@ -75,22 +76,8 @@ TEST(TensorFile, RoundTripKeepsTypeShapeNameAndValues) {
 
 // ---- the command ----
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-};
-
-CliRun run_cli(const std::string& args) {
-  CliRun r;
-  FILE* p = popen((std::string(ONNX_TV_BINARY) + " " + args + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using onnx_tv::e2e::CliRun;
+using onnx_tv::e2e::run_cli;
 
 std::string node_test(const std::string& name) {
   return std::string(kDefaultTestData) + "/data/node/" + name;
