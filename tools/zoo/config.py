@@ -18,7 +18,9 @@ class ModelConfig:
     tokens: bool = False        # input one-hot tokens times an embedding (else hidden states x)
     tied: bool = False          # LM head is the transposed embedding
     rope: str = "table"         # "table": cos/sin constants; "range": Range/Cos/Sin in the graph
-    weights: str = "inputs"     # "inputs": graph inputs; "initializers": bound initializers
+    weights: str = "inputs"     # "inputs": graph inputs; "initializers": bound initializers;
+                                # "external": initializers whose data is ONNX external data that
+                                # is not written (real sizes: graph only)
     eps: float = 1e-5
     theta: float = 10000.0
     seed: int = 0
@@ -102,6 +104,50 @@ def real_config(size):
     plan = REAL_PLANS[size]
     model = ModelConfig("llama3_" + size, vocab=128256, seq=8192, batch=plan.dp * plan.mb,
                         rope="range", theta=500000.0, **LLAMA3[size])
+    return model, plan
+
+
+# Real dimensions for the zoo's configurations and plans (graph only).
+REAL_DIMS = {
+    size: dict({k: v for k, v in dims.items() if k != "layers"}, vocab=128256, seq=8192,
+               theta=500000.0)
+    for size, dims in LLAMA3.items()
+}
+
+
+def real_zoo_model(m, dims, layers=None, external=True):
+    """A small zoo model at real dimensions: multi-head stays multi-head (kv-heads = heads),
+    grouped-query gets the real kv-heads; layers, batch, tokens, tied and weights kept (bound
+    initializers become external data, unless `external` is False); RoPE and mask in the graph
+    (a constant [seq, seq] mask would not fit)."""
+    kw = dict(dims)
+    if m.kv_heads == m.heads:
+        kw["kv_heads"] = kw["heads"]
+    weights = "external" if external and m.weights == "initializers" else m.weights
+    return replace(m, layers=layers or m.layers, rope="range", weights=weights, **kw)
+
+
+def real_zoo(size, layers=None, dims=None, external=True):
+    dims = dims or REAL_DIMS[size]
+    return [(real_zoo_model(m, dims, layers, external), plans) for m, plans in SMALL_ZOO]
+
+
+# Named real plans: (size, plan); the model has batch = dp * mb.
+NAMED_REAL_PLANS = {
+    "8b_dp2_tp2_pp2_mb2": ("8b", PlanConfig("dp2_tp2_pp2_mb2", dp=2, tp=2, pp=2, mb=2,
+                                            schedule="1f1b", placements=True)),
+    "8b_cp2_dp2_tp2_pp2_mb2": ("8b", PlanConfig("cp2_dp2_tp2_pp2_mb2", dp=2, cp=2, tp=2, pp=2,
+                                                mb=2, schedule="1f1b", placements=True)),
+}
+
+
+def named_real_config(name, layers=None, dims=None):
+    size, plan = NAMED_REAL_PLANS[name]
+    dims = dict(dims or REAL_DIMS[size])
+    dims.setdefault("layers", LLAMA3[size]["layers"])
+    if layers:
+        dims["layers"] = layers
+    model = ModelConfig("llama3_" + size, batch=plan.dp * plan.mb, rope="range", **dims)
     return model, plan
 
 

@@ -20,6 +20,7 @@ class Graph:
         self.consts = {}
         self.domains = set()
         self.suffix = ""
+        self.external_bytes = 0
 
     @contextmanager
     def backward(self):
@@ -76,6 +77,20 @@ class Graph:
 
     def initializer(self, name, array):
         self.inits.append(numpy_helper.from_array(np.asarray(array, np.float32), name))
+        return name
+
+    def external_initializer(self, name, shape):
+        """A float32 initializer of `shape` whose data is ONNX external data in
+        `<graph name>.onnx.data` (laid out one after another; the file itself is not written)."""
+        t = TensorProto(name=name, dims=list(shape), data_type=FLOAT)
+        length = 4 * int(np.prod(shape, dtype=np.int64))
+        t.data_location = TensorProto.EXTERNAL
+        for k, v in (("location", self.name + ".onnx.data"), ("offset", str(self.external_bytes)),
+                     ("length", str(length))):
+            e = t.external_data.add()
+            e.key, e.value = k, v
+        self.external_bytes += length
+        self.inits.append(t)
         return name
 
     def output(self, name, value, shape, dtype=FLOAT):

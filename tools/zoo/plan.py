@@ -139,17 +139,24 @@ class Program:
         g, m = self.g, self.m
         shapes, W = param_shapes(m), {}
         values = param_values(m) if m.weights == "initializers" else None
+        external = m.weights == "external"
         for p in self.params():
             place = self.param_place(p)
             if self.spec:
-                W[p] = g.initializer(p, values[p]) if values else g.input(p, shapes[p])
+                if external:
+                    W[p] = g.external_initializer(p, shapes[p])
+                else:
+                    W[p] = g.initializer(p, values[p]) if values else g.input(p, shapes[p])
                 continue
-            if values:
+            if values or external:
                 self.n_init += 1
                 op = "Mul" if len(shapes[p]) == 1 else "MatMul"
                 name = "onnx::%s_%d" % (op, self.n_init)
                 sl = region(place, self.coords, self.sizes, shapes[p])
-                g.initializer(name, values[p][tuple(slice(a, b) for a, b in sl)])
+                if external:
+                    g.external_initializer(name, [b - a for a, b in sl])
+                else:
+                    g.initializer(name, values[p][tuple(slice(a, b) for a, b in sl)])
             else:
                 name = p + (".shard" if self.plan.zero else "")
                 g.input(name, self.local_shape(shapes[p], place))
