@@ -5,6 +5,12 @@
                                             program group), mutants, index.json, catalogue.jsonl
   generate.py --real 8b|70b|405b --out DIR  a real Llama-3 size: spec and one program per
                                             pipeline stage, graph only, weights as inputs
+  generate.py --real-zoo 8b --out DIR [--only SUBSTRING ...] [--layers N] [--sparse-weights]
+                                            the small zoo's configurations, plans (per rank)
+                                            and mutants at real dimensions, graph only
+  generate.py --real-plan NAME --out DIR [--layers N]
+                                            a named real plan: DIR/spec.onnx and DIR/plan/
+                                            (8b_dp2_tp2_pp2_mb2, 8b_cp2_dp2_tp2_pp2_mb2)
 """
 import argparse
 import copy
@@ -17,62 +23,163 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from zoo.comm import Mesh  # noqa: E402
-from zoo.config import SMALL_ZOO, real_config  # noqa: E402
+from zoo.config import (NAMED_REAL_PLANS, REAL_DIMS, SMALL_ZOO, named_real_config,  # noqa: E402
+                         real_config, real_zoo)
 from zoo.graph import save  # noqa: E402
-from zoo.mutants import CATALOGUE  # noqa: E402
+from zoo.mutants import CATALOGUE, describe  # noqa: E402
 from zoo.plan import build_spec  # noqa: E402
 from zoo.writer import (build_ranks, rank_bindings, spec_shapes, write_per_rank,  # noqa: E402
                         write_spmd)
 
 
-def generate_small(out):
+def generate_zoo(out, zoo, spmd=True, only=None, skip_failing=False, log=print):
+    """Specs, plans and catalogue mutants of `zoo` ([(ModelConfig, [PlanConfig])]) under `out`:
+    <config>/spec.onnx, <config>/plans/<plan>/ (and <plan>.spmd/ with `spmd`),
+    <config>/bugs/<id>/, index.json, catalogue.jsonl. `only`: substrings, a case is written when
+    its id holds one. `skip_failing`: a mutant whose edit does not apply (a node or an output it
+    names does not exist in these configs) is left out with a printed reason instead of failing.
+    Returns the index and the skipped [(id, reason)]."""
     if os.path.isdir(out):
         shutil.rmtree(out)
     os.makedirs(out)
-    index, built = [], {}
-    for m, plans in SMALL_ZOO:
-        d = os.path.join(out, m.name)
-        os.makedirs(d)
-        spec = build_spec(m)
-        save(spec, os.path.join(d, "spec.onnx"))
-        shapes = spec_shapes(spec)
-        for p in plans:
+    configs = {m.name: (m, {p.name: p for p in plans}) for m, plans in zoo}
+    specs, built = {}, {}
+
+    def wanted(case_id):
+        return not only or any(s in case_id for s in only)
+
+    def spec_of(m):
+        if m.name not in specs:
+            os.makedirs(os.path.join(out, m.name), exist_ok=True)
+            spec = build_spec(m)
+            save(spec, os.path.join(out, m.name, "spec.onnx"))
+            specs[m.name] = spec_shapes(spec)
+        return specs[m.name]
+
+    def base(m, p):
+        if (m.name, p.name) not in built:
+            shapes = spec_of(m)
             progs = build_ranks(m, p)
-            models = {q.rank: q.g.model() for q in progs}
-            binds = rank_bindings(progs, p, shapes)
+            built[(m.name, p.name)] = ({q.rank: q.g.model() for q in progs},
+                                       rank_bindings(progs, p, shapes))
+        return built[(m.name, p.name)]
+
+    index, lines, skipped = [], [], []
+    for m, plans in zoo:
+        for p in plans:
             rel = "%s/plans/%s" % (m.name, p.name)
+            forms = [rel] + ([rel + ".spmd"] if spmd else [])
+            if not any(wanted(f.replace("/plans/", "/")) for f in forms):
+                continue
+            models, binds = base(m, p)
             write_per_rank(os.path.join(out, rel), p, copy.deepcopy(models), binds)
-            write_spmd(os.path.join(out, rel + ".spmd"), m, p)
-            for shards in (rel, rel + ".spmd"):
+            if spmd:
+                write_spmd(os.path.join(out, rel + ".spmd"), m, p)
+            for shards in forms:
                 index.append({"id": shards.replace("/plans/", "/"), "spec": m.name + "/spec.onnx",
                               "shards": shards, "expect": "EQUIVALENT"})
-            built[(m.name, p.name)] = (m, p, models, binds, shapes)
-    lines = []
     for e in CATALOGUE:
-        m, p, models, binds, shapes = built[(e["config"], e["plan"])]
-        if e["bug"]:
-            bp = dataclasses.replace(p, bug=e["bug"])
-            progs = build_ranks(m, bp)
-            models = {q.rank: q.g.model() for q in progs}
-            binds = rank_bindings(progs, bp, shapes)
-            node = {"vocab_ce_gathered": "/mb0/loss/AllGather_logits"}[e["bug"]]
-        else:
-            models = copy.deepcopy(models)
-            node = e["edit"](models)
-        rel = "%s/bugs/%s" % (m.name, e["id"])
+        rel = "%s/bugs/%s" % (e["config"], e["id"])
+        if not wanted(rel.replace("/bugs/", "/")):
+            continue
+        m, plans = configs[e["config"]]
+        p = plans[e["plan"]]
+        shapes = spec_of(m)
+        try:
+            if e["output"] not in shapes:
+                raise KeyError("the spec has no output %s" % e["output"])
+            if e["bug"]:
+                bp = dataclasses.replace(p, bug=e["bug"])
+                progs = build_ranks(m, bp)
+                models = {q.rank: q.g.model() for q in progs}
+                binds = rank_bindings(progs, bp, shapes)
+                node = {"vocab_ce_gathered": "/mb0/loss/AllGather_logits"}[e["bug"]]
+            else:
+                models, binds = base(m, p)
+                models = copy.deepcopy(models)
+                node = e["edit"](models, m, p)
+        except (KeyError, ValueError) as err:
+            if not skip_failing:
+                raise
+            reason = err.args[0] if err.args else str(err)
+            log("skip %s (%s, %d layers): %s" % (e["id"], m.name, m.layers, reason))
+            skipped.append((e["id"], reason))
+            continue
         write_per_rank(os.path.join(out, rel), p, models, binds)
         index.append({"id": rel.replace("/bugs/", "/"), "spec": m.name + "/spec.onnx",
                       "shards": rel, "expect": "NOT EQUIVALENT", "bug": e["id"]})
         lines.append({"id": e["id"], "class": e["cls"], "plan": "%s/plans/%s" % (m.name, p.name),
-                      "what": e["what"], "output": e["output"], "rank": e["rank"], "node": node,
-                      "source": e["source"]})
+                      "what": describe(e, m), "output": e["output"], "rank": e["rank"],
+                      "node": node, "source": e["source"]})
     with open(os.path.join(out, "index.json"), "w") as f:
         json.dump(index, f, indent=1, sort_keys=True)
         f.write("\n")
     with open(os.path.join(out, "catalogue.jsonl"), "w") as f:
         for line in lines:
             f.write(json.dumps(line, sort_keys=True) + "\n")
-    return index
+    return index, skipped
+
+
+def generate_small(out):
+    return generate_zoo(out, SMALL_ZOO)[0]
+
+
+def tree_size(path, data=False):
+    """Bytes of the files under `path`: without external-data files, or (`data`) only those."""
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(path) for f in fs
+               if f.endswith(".onnx.data") == data)
+
+
+def write_sparse_data(out):
+    """Every external-data file the models under `out` name, as a sparse file of zeros of the
+    right length, so that loaders that read initializer data can open them."""
+    import onnx
+    ends = {}
+    for d, _, fs in os.walk(out):
+        for f in fs:
+            if not f.endswith(".onnx"):
+                continue
+            model = onnx.load(os.path.join(d, f), load_external_data=False)
+            for t in model.graph.initializer:
+                if t.data_location == onnx.TensorProto.EXTERNAL:
+                    kv = {e.key: e.value for e in t.external_data}
+                    path = os.path.join(d, kv["location"])
+                    ends[path] = max(ends.get(path, 0), int(kv["offset"]) + int(kv["length"]))
+    for path, n in sorted(ends.items()):
+        with open(path, "wb") as f:
+            f.truncate(n)
+    return len(ends)
+
+
+def generate_real_zoo(size, out, only=None, layers=None, sparse=False):
+    t0 = time.time()
+    zoo = real_zoo(size, layers)
+    index, skipped = generate_zoo(out, zoo, spmd=False, only=only, skip_failing=True)
+    n_data = write_sparse_data(out) if sparse else 0
+    bugs = sum(1 for e in index if "bug" in e)
+    print("%s zoo: %d plans, %d bugs (%d skipped), %.1fs, %.1f MB in %s%s" % (
+        size, len(index) - bugs, bugs, len(skipped), time.time() - t0, tree_size(out) / 1e6, out,
+        ", and %d sparse data files (%.1f GB apparent)" % (n_data, tree_size(out, True) / 1e9)
+        if n_data else ""))
+    return index, skipped
+
+
+def generate_real_plan(name, out, layers=None):
+    """A named real plan: out/spec.onnx and out/plan/ (per rank, plan.json)."""
+    m, p = named_real_config(name, layers)
+    os.makedirs(out, exist_ok=True)
+    plan_dir = os.path.join(out, "plan")
+    if os.path.isdir(plan_dir):
+        shutil.rmtree(plan_dir)
+    t0 = time.time()
+    spec = build_spec(m)
+    save(spec, os.path.join(out, "spec.onnx"))
+    t_spec = time.time() - t0
+    progs = build_ranks(m, p)
+    write_per_rank(plan_dir, p, {q.rank: q.g.model() for q in progs},
+                   rank_bindings(progs, p, spec_shapes(spec)))
+    print("%s (%d layers, %d ranks): spec %.1fs, total %.1fs, %.1f MB in %s" % (
+        name, m.layers, p.world, t_spec, time.time() - t0, tree_size(out) / 1e6, out))
 
 
 def write_stage_programs(m, p, out):
@@ -103,9 +210,31 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--real", choices=["8b", "70b", "405b"])
+    ap.add_argument("--real-zoo", choices=sorted(REAL_DIMS))
+    ap.add_argument("--real-plan", choices=sorted(NAMED_REAL_PLANS))
+    ap.add_argument("--only", nargs="+", action="extend", metavar="SUBSTRING",
+                    help="--real-zoo: only the cases whose id holds one of these")
+    ap.add_argument("--layers", type=int, help="--real-zoo, --real-plan: layer count")
+    ap.add_argument("--sparse-weights", action="store_true",
+                    help="--real-zoo: write the external data of initializers as sparse files")
     args = ap.parse_args(argv)
+    modes = [m for m in ("real", "real_zoo", "real_plan") if getattr(args, m)]
+    if len(modes) > 1:
+        ap.error("--real, --real-zoo and --real-plan exclude each other")
+    if args.only and not args.real_zoo:
+        ap.error("--only goes with --real-zoo")
+    if args.sparse_weights and not args.real_zoo:
+        ap.error("--sparse-weights goes with --real-zoo")
+    if args.layers is not None and not (args.real_zoo or args.real_plan):
+        ap.error("--layers goes with --real-zoo or --real-plan")
+    if args.layers is not None and args.layers < 1:
+        ap.error("--layers must be at least 1")
     if args.real:
         generate_real(args.real, args.out)
+    elif args.real_zoo:
+        generate_real_zoo(args.real_zoo, args.out, args.only, args.layers, args.sparse_weights)
+    elif args.real_plan:
+        generate_real_plan(args.real_plan, args.out, args.layers)
     else:
         index = generate_small(args.out)
         print("%d cases in %s" % (len(index), args.out))

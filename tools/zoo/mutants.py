@@ -3,7 +3,10 @@
 Most are edits of the correct plan's rank programs (remove a collective, reroute an input,
 change a constant, swap a peer); a few need the generator itself (`PlanConfig.bug`). Every edit
 returns the node where the bug starts on the catalogue rank: the mutated node, or for a removed
-op the node that produced the value it consumed."""
+op the node that produced the value it consumed. Edits take the models, the model config and the
+plan config, so that the constants they write follow the sizes (the same bug at any size)."""
+import math
+
 import numpy as np
 from onnx import helper, numpy_helper
 
@@ -146,6 +149,21 @@ TV = "TrainVerify"
 A = "/mb0/layers.0/attn"
 
 
+def _inv_sqrt(n):
+    r = math.isqrt(n)
+    return "1/%d" % r if r * r == n else "1/sqrt(%d)" % n
+
+
+def _tokens(m, p):
+    """Tokens of one micro-batch on one rank: what a micro-batch's mean loss divides by."""
+    return m.batch // (p.dp * p.mb) * (m.seq // p.cp)
+
+
+def describe(e, m):
+    """The catalogue's description of entry `e` for model config `m`."""
+    return e["what"](m) if callable(e["what"]) else e["what"]
+
+
 def _c(id, cls, config, plan, what, output, rank, source, edit=None, bug=None):
     return dict(id=id, cls=cls, config=config, plan=plan, what=what, output=output, rank=rank,
                 source=source, edit=edit, bug=bug)
@@ -155,72 +173,77 @@ CATALOGUE = [
     _c("tp2_missing_allreduce_kept", "missing_allreduce_dataflow_kept", "l1_b2_mha", "tp2_mb2",
        "the forward all-reduce after the row-parallel o_proj of micro-batch 0 is removed on both "
        "TP ranks, its consumers read the partial sum", "loss", 0, TV,
-       edit=lambda ms: remove(ms, [0, 1], A + "/o_proj/tp/AllReduce")),
+       edit=lambda ms, m, p: remove(ms, [0, 1], A + "/o_proj/tp/AllReduce")),
     _c("tp2_missing_allreduce_broken", "missing_allreduce_dataflow_broken", "l1_b2_mha", "tp2_mb2",
        "the MLP residual add of micro-batch 1 on rank 1 reads the row-parallel down_proj partial "
        "sum instead of the all-reduced value (the all-reduce still runs, its result is unused)",
        "loss", 1, TV,
-       edit=lambda ms: reroute(ms, 1, "/mb1/layers.0/mlp/Add_residual",
-                               "/mb1/layers.0/mlp/down_proj/tp/AllReduce_output_0",
-                               "/mb1/layers.0/mlp/down_proj/MatMul_output_0")),
+       edit=lambda ms, m, p: reroute(ms, 1, "/mb1/layers.0/mlp/Add_residual",
+                                     "/mb1/layers.0/mlp/down_proj/tp/AllReduce_output_0",
+                                     "/mb1/layers.0/mlp/down_proj/MatMul_output_0")),
     _c("dp2_allreduce_as_allgather", "allreduce_replaced_by_allgather", "l1_b4_gqa", "dp2_mb2",
        "the data-parallel gradient all-reduce of w_q becomes an all-gather of each rank's column "
        "chunk (same shape, no reduction)", "grad_layers.0.w_q", 0, TV,
-       edit=lambda ms: allreduce_as_allgather(ms, [0, 1], "/grad_sync/layers.0.w_q/AllReduce", 1, 8)),
+       edit=lambda ms, m, p: allreduce_as_allgather(ms, [0, 1], "/grad_sync/layers.0.w_q/AllReduce",
+                                                     1, m.heads * m.head_dim)),
     _c("zero2_allgather_as_allreduce", "allgather_replaced_by_allreduce", "l1_b4_gqa", "zero2_dp2_mb2",
        "the ZeRO parameter all-gather of w_o becomes an all-reduce of the tiled local shard",
        "loss", 0, TV,
-       edit=lambda ms: allgather_as_allreduce(ms, [0, 1], "/zero/layers.0.w_o/AllGather_param", 0, 2)),
+       edit=lambda ms, m, p: allgather_as_allreduce(ms, [0, 1], "/zero/layers.0.w_o/AllGather_param",
+                                                     0, 2)),
     _c("tp2_missing_backward_reduce", "missing_reduce_in_backward", "l1_b2_mha", "tp2_mb2",
        "the backward all-reduce of the attention input gradient (column-parallel q/k/v) of "
        "micro-batch 1 is removed on both TP ranks", "grad_x", 0, TV,
-       edit=lambda ms: remove(ms, [0, 1], "/mb1/layers.0/attn/tp/AllReduce")),
+       edit=lambda ms, m, p: remove(ms, [0, 1], "/mb1/layers.0/attn/tp/AllReduce")),
     _c("dp2tp2pp2_wrong_pipeline_peer", "wrong_pipeline_peer", "l2_b4_mha", "dp2_tp2_pp2_mb2",
        "the activations of micro-batch 0 on TP rank 0 are sent to the last stage of the other "
        "data-parallel replica (Send and Recv peers swapped consistently)", "loss", 0, TV,
-       edit=lambda ms: swap_peers(ms, [(0, "/mb0/pp/Send_activation", 6),
-                                       (4, "/mb0/pp/Send_activation", 2),
-                                       (2, "/mb0/pp/Recv_activation", 4),
-                                       (6, "/mb0/pp/Recv_activation", 0)])),
+       edit=lambda ms, m, p: swap_peers(ms, [(0, "/mb0/pp/Send_activation", 6),
+                                             (4, "/mb0/pp/Send_activation", 2),
+                                             (2, "/mb0/pp/Recv_activation", 4),
+                                             (6, "/mb0/pp/Recv_activation", 0)])),
     _c("tp2_constant_off_one_rank", "constant_off_one_rank", "l1_b2_mha", "tp2_mb2",
-       "the attention scale of micro-batch 0 is 1/4 instead of 1/sqrt(head_dim) = 1/2 on rank 1",
+       lambda m: "the attention scale of micro-batch 0 is 1/%d instead of 1/sqrt(head_dim) = %s on "
+                 "rank 1" % (m.head_dim, _inv_sqrt(m.head_dim)),
        "loss", 1, TV,
-       edit=lambda ms: set_const(ms, [1], A + "/Mul_scale", 1, 0.25)),
+       edit=lambda ms, m, p: set_const(ms, [1], A + "/Mul_scale", 1, 1.0 / m.head_dim)),
     _c("dp2_constant_off_all_ranks", "constant_off_all_ranks", "l1_b4_gqa", "dp2_mb2",
        "the RMSNorm epsilon of the attention norm of micro-batch 0 is 1e-4 instead of 1e-5 on "
        "every rank", "loss", 0, TV,
-       edit=lambda ms: set_const(ms, [0, 1], "/mb0/layers.0/input_layernorm/Add", 1, 1e-4)),
+       edit=lambda ms, m, p: set_const(ms, [0, 1], "/mb0/layers.0/input_layernorm/Add", 1, 1e-4)),
     _c("pp2_backward_wrong_input", "backward_wrong_input", "l2_b2_gqa", "pp2_gpipe_mb2",
        "the q_proj weight gradient of layer 1, micro-batch 0, reads the layer input instead of the "
        "normalised input", "grad_layers.1.w_q", 1, TV,
-       edit=lambda ms: reroute(ms, 1, "/mb0/layers.1/attn/q_proj/Reshape_wgrad_in_grad",
-                               "/mb0/layers.1/input_layernorm/Mul_weight_output_0",
-                               "/mb0/pp/Recv_activation_output_0")),
+       edit=lambda ms, m, p: reroute(ms, 1, "/mb0/layers.1/attn/q_proj/Reshape_wgrad_in_grad",
+                                     "/mb0/layers.1/input_layernorm/Mul_weight_output_0",
+                                     "/mb0/pp/Recv_activation_output_0")),
     _c("dp2tp2pp2_rope_swapped", "rope_outputs_swapped", "l2_b4_mha", "dp2_tp2_pp2_mb2",
        "the rotate-half of the query RoPE of micro-batch 1 on rank 5 concatenates its halves in "
        "the wrong order", "loss", 5, TV,
-       edit=lambda ms: swap_inputs(ms, 5, "/mb1/layers.0/attn/rope_q/Concat_rotate_half")),
+       edit=lambda ms, m, p: swap_inputs(ms, 5, "/mb1/layers.0/attn/rope_q/Concat_rotate_half")),
     _c("dp2_scaling_average_missing", "inconsistent_scaling_average", "l1_b4_gqa", "dp2_mb2",
        "the w_down gradient is all-reduced but not divided by the data-parallel size, unlike "
        "every other gradient", "grad_layers.0.w_down", 0, TV,
-       edit=lambda ms: remove(ms, [0, 1], "/grad_sync/layers.0.w_down/Mul_average")),
+       edit=lambda ms, m, p: remove(ms, [0, 1], "/grad_sync/layers.0.w_down/Mul_average")),
     _c("pp2_scaling_microbatch", "inconsistent_scaling_microbatch", "l2_b2_gqa", "pp2_1f1b_mb2",
        "the backward of micro-batch 1 is seeded without the 1/num_microbatches factor that its "
        "loss carries", "grad_lm_head", 1, TV,
-       edit=lambda ms: set_const(ms, [1], "/mb1/loss/Mul_dlogits_grad", 1, 0.25)),
+       edit=lambda ms, m, p: set_const(ms, [1], "/mb1/loss/Mul_dlogits_grad", 1,
+                                       1.0 / _tokens(m, p))),
     _c("dp2_microbatch_missing_last_op", "microbatch_missing_last_op", "l1_b4_gqa", "dp2_mb2",
        "the gradient accumulation of w_gate for micro-batch 1 on rank 0 is missing",
        "grad_layers.0.w_gate", 0, TV,
-       edit=lambda ms: remove(ms, [0], "/grad_accum/layers.0.w_gate/Add_mb1", keep=0, blame=1)),
+       edit=lambda ms, m, p: remove(ms, [0], "/grad_accum/layers.0.w_gate/Add_mb1", keep=0,
+                                    blame=1)),
     _c("cp2_loss_scaled", "cp_loss_scaled_by_cp_size", "l1_b1_range", "cp2",
        "each context-parallel rank's loss contribution is not divided by the CP size, so the "
        "reported loss is CP times too large", "loss", 0, "Megatron-LM #673, #906",
-       edit=lambda ms: set_const(ms, [0, 1], "/loss/Mul_average", 1, 1.0)),
+       edit=lambda ms, m, p: set_const(ms, [0, 1], "/loss/Mul_average", 1, 1.0)),
     _c("tied_embedding_not_summed", "tied_embedding_grad_not_summed", "l2_b4_tied_init",
        "dp2_pp2_zero2_mb2",
        "the tied embedding gradients of the first and last pipeline stages are not summed before "
        "the ZeRO reduce-scatter", "grad_embed", 0, "Megatron-LM #844",
-       edit=lambda ms: remove(ms, list(range(4)), "/grad_sync/embed/AllReduce_tied")),
+       edit=lambda ms, m, p: remove(ms, list(range(4)), "/grad_sync/embed/AllReduce_tied")),
     _c("tp2_vocab_ce_gathered", "vocab_parallel_ce_on_gathered_logits", "l1_b2_mha", "tp2_mb2",
        "the vocabulary-parallel cross-entropy runs on logits already all-gathered over TP, so its "
        "sums are all-reduced twice", "loss", 0, "Megatron-LM #7452",
@@ -230,20 +253,20 @@ CATALOGUE = [
        "the last pipeline stage seeds its backward with the summed instead of the mean token loss, "
        "so every gradient is scaled by the micro-batch token count", "grad_lm_head", 1,
        "torchtitan #2972",
-       edit=lambda ms: [set_const(ms, [1], "/mb%d/loss/Mul_dlogits_grad" % i, 1, 0.5)
-                        for i in (1, 0)][-1]),
+       edit=lambda ms, m, p: [set_const(ms, [1], "/mb%d/loss/Mul_dlogits_grad" % i, 1, 1.0 / p.mb)
+                              for i in (1, 0)][-1]),
     _c("tp2sp_partial_grad_as_replicated", "partial_grad_treated_as_replicated", "l1_b2_mha",
        "tp2_sp_mb2",
        "the attention-norm weight gradient, a partial sum over the sequence shards under sequence "
        "parallelism, is not all-reduced (treated as replicated)", "grad_layers.0.attn_norm", 0,
        "torchtitan #3412",
-       edit=lambda ms: [remove(ms, [0, 1], "/mb%d/layers.0/input_layernorm/sp/AllReduce" % i)
-                        for i in (1, 0)][-1]),
+       edit=lambda ms, m, p: [remove(ms, [0, 1], "/mb%d/layers.0/input_layernorm/sp/AllReduce" % i)
+                              for i in (1, 0)][-1]),
     _c("cp2_rope_not_offset", "rope_positions_not_offset", "l1_b1_range", "cp2",
        "the RoPE positions of the second sequence shard start at 0 instead of at its offset",
        "loss", 1, "context-parallel RoPE offset",
-       edit=lambda ms: [set_const(ms, [1], "/mb0/layers.0/attn/rotary_emb/Range", k, v)
-                        for k, v in ((1, 2.0), (0, 0.0))][-1]),
+       edit=lambda ms, m, p: [set_const(ms, [1], "/mb0/layers.0/attn/rotary_emb/Range", k, v)
+                              for k, v in ((1, float(m.seq // p.cp)), (0, 0.0))][-1]),
 ]
 
 CLASSES = sorted({e["cls"] for e in CATALOGUE})
