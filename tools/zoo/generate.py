@@ -102,7 +102,7 @@ def generate_zoo(out, zoo, spmd=True, only=None, skip_failing=False, log=print):
             if not skip_failing:
                 raise
             reason = err.args[0] if err.args else str(err)
-            log("skip %s (%s, %d layers): %s" % (e["id"], m.name, m.layers, reason))
+            log("skip %s (%s, layers %d): %s" % (e["id"], m.name, m.layers, reason))
             skipped.append((e["id"], reason))
             continue
         write_per_rank(os.path.join(out, rel), p, models, binds)
