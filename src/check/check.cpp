@@ -13,6 +13,7 @@
 #include "frontend/model_loader.h"
 #include "frontend/plan.h"
 #include "ir/tensor_util.h"
+#include "reduce/reduce.h"
 
 namespace onnx_tv {
 
@@ -97,6 +98,67 @@ void fill_stats(CheckResult& res, const solver::Context& ctx, const Env& spec_en
   res.stats.polynomials = int64_t(ctx.poly_count());
 }
 
+int64_t input_elements(const ir::Graph& g) {
+  int64_t n = 0;
+  for (const auto& vi : g.inputs)
+    if (auto s = prove::static_shape(g, vi.name)) n += ir::element_count(*s);
+  for (const auto& [name, c] : g.initializers) n += ir::element_count(c.shape);
+  return n;
+}
+
+void copy_reduction(Reduction& out, const reduce::Reduced& r) {
+  out.applied = true;
+  out.full_elements = r.full_elements;
+  out.reduced_elements = r.reduced_elements;
+  out.kept_full = r.kept_full;
+  for (const auto& d : r.dims) {
+    ReducedDim rd{d.value, d.axis, d.full, d.reduced, {}};
+    for (const auto& f : d.factors) rd.factors.push_back({f.full, f.reduced, f.why});
+    out.dims.push_back(std::move(rd));
+  }
+}
+
+// Replaces the spec and the plan by their reduced instance when one can be built soundly.
+// False (with the result set to UNKNOWN) when the program left to prove is out of reach.
+bool reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Graph& spec,
+                      frontend::Plan& plan, prove::LinkedPlan& linked, prove::BoundPlan& bound) {
+  res.reduction.requested = options.reduce;
+  if (options.reduce) {
+    report(options, "reduce", 0, 1);
+    reduce::Outcome o = reduce::reduce_plan(spec, plan, linked);
+    report(options, "reduce", 1, 1);
+    if (o.reduced) {
+      copy_reduction(res.reduction, *o.reduced);
+      if (o.reduced->reduced_elements > options.max_elements) {
+        std::string why;
+        for (const auto& k : o.reduced->kept_full) why += "\n  " + k;
+        res.verdict = Verdict::Unknown;
+        res.message = "the reduced instance still holds " +
+                      std::to_string(o.reduced->reduced_elements) +
+                      " tensor elements, beyond the limit of " + std::to_string(options.max_elements) +
+                      "; these dimensions keep their full size:" + why;
+        return false;
+      }
+      spec = std::move(o.reduced->spec);
+      plan = std::move(o.reduced->plan);
+      linked = prove::link_plan(plan);
+      bound = prove::resolve_bindings(spec, plan);
+      return true;
+    }
+    res.reduction.not_applied = o.why;
+  }
+  int64_t n = input_elements(spec);
+  if (n > options.max_elements / 10) {
+    res.verdict = Verdict::Unknown;
+    res.message = "the spec's inputs hold " + std::to_string(n) +
+                  " elements, too many to check at full size" +
+                  (options.reduce ? ", and shape reduction does not apply: " + res.reduction.not_applied
+                                  : " (shape reduction is off)");
+    return false;
+  }
+  return true;
+}
+
 void run(CheckResult& res, const std::string& spec_path, const std::string& shards_dir,
          const CheckOptions& options) {
   report(options, "load", 0, 1);
@@ -105,6 +167,7 @@ void run(CheckResult& res, const std::string& spec_path, const std::string& shar
   prove::LinkedPlan linked = prove::link_plan(plan);
   prove::BoundPlan bound = prove::resolve_bindings(spec, plan);
   report(options, "load", 1, 1);
+  if (!reduce_or_refuse(res, options, spec, plan, linked, bound)) return;
   res.stats.ranks = plan.world_size;
   res.stats.spec_nodes = int64_t(spec.nodes.size());
   res.stats.collectives = linked.collectives;

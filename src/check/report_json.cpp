@@ -45,6 +45,29 @@ std::string to_json(const CheckResult& r, const std::string& spec_path,
     if (m.rank_node) mj["rank_node"] = node_json(*m.rank_node);
     j["mismatch"] = mj;
   }
+  {
+    const Reduction& red = r.reduction;
+    nlohmann::json rj;
+    rj["requested"] = red.requested;
+    rj["applied"] = red.applied;
+    if (!red.not_applied.empty()) rj["not_applied"] = red.not_applied;
+    rj["full_elements"] = red.full_elements;
+    rj["reduced_elements"] = red.reduced_elements;
+    rj["kept_full"] = red.kept_full;
+    nlohmann::json dims = nlohmann::json::array();
+    for (const auto& d : red.dims) {
+      nlohmann::json fs = nlohmann::json::array();
+      for (const auto& f : d.factors) {
+        nlohmann::json fj = {{"full", f.full}, {"reduced", f.reduced}};
+        if (!f.why.empty()) fj["kept_because"] = f.why;
+        fs.push_back(fj);
+      }
+      dims.push_back({{"value", d.value}, {"axis", d.axis}, {"full", d.full},
+                      {"reduced", d.reduced}, {"factors", fs}});
+    }
+    rj["dims"] = dims;
+    j["reduction"] = rj;
+  }
   const CheckStats& s = r.stats;
   j["stats"] = {{"ranks", s.ranks},           {"spec_nodes", s.spec_nodes},
                 {"rank_nodes", s.rank_nodes}, {"collectives", s.collectives},

@@ -57,6 +57,29 @@ struct CheckStats {
   double seconds = 0;
 };
 
+// One factor of a spec input dimension in the reduced instance.
+struct ReducedFactor {
+  int64_t full = 0, reduced = 0;
+  std::string why;  // why it keeps its full size; "" when reduced
+};
+
+struct ReducedDim {
+  std::string value;  // a spec input (or a constant table the reduction made one)
+  int64_t axis = 0;
+  int64_t full = 0, reduced = 0;
+  std::vector<ReducedFactor> factors;
+};
+
+// What shape reduction did: the instance actually proven, or why the check ran at full size.
+struct Reduction {
+  bool requested = true;
+  bool applied = false;
+  std::string not_applied;  // the reason, when requested but not applied
+  std::vector<ReducedDim> dims;
+  std::vector<std::string> kept_full;  // reasons factors kept their full size
+  int64_t full_elements = 0, reduced_elements = 0;
+};
+
 struct CheckResult {
   Verdict verdict = Verdict::Unknown;
   std::string message;                 // for input errors and UNKNOWN: what and where
@@ -64,6 +87,7 @@ struct CheckResult {
   std::vector<std::string> failing_outputs;  // every spec output some binding fails on
   std::vector<std::string> warnings;   // e.g. rank outputs no binding names
   CheckStats stats;
+  Reduction reduction;
 };
 
 // Progress of a long check, reported to the caller (the CLI draws it; the library never prints).
@@ -76,6 +100,10 @@ struct Progress {
 struct CheckOptions {
   std::function<void(const Progress&)> on_progress;  // may be empty
   uint64_t witness_seed = 1;
+  bool reduce = true;  // prove a small instance of the same plan (docs/shape-reduction.md)
+  // Elements (over every tensor of the spec and the ranks) above which a check at full size is
+  // not attempted: UNKNOWN instead of exhausting memory.
+  int64_t max_elements = 20'000'000;
 };
 
 }  // namespace onnx_tv

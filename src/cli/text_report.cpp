@@ -25,12 +25,51 @@ std::string node_text(const NodeRef& n) {
   return n.node + " [" + n.op_type + "] in " + where + ", producing '" + n.output + "'";
 }
 
+void print_reduction(std::ostream& out, const Reduction& red) {
+  if (!red.requested) {
+    out << "  shape reduction: off (--no-reduce); checked at full size\n";
+    return;
+  }
+  if (!red.applied) {
+    if (!red.not_applied.empty())
+      out << "  shape reduction: not applied, checked at full size: " << red.not_applied << "\n";
+    return;
+  }
+  out << "  shape reduction: proven on a reduced instance of the plan (" << red.full_elements
+      << " -> " << red.reduced_elements << " tensor elements); spec inputs, full -> reduced:\n";
+  const size_t shown = 10;
+  size_t values = 0;
+  for (size_t i = 0; i < red.dims.size();) {
+    size_t j = i;
+    std::vector<int64_t> full, reduced;
+    while (j < red.dims.size() && red.dims[j].value == red.dims[i].value) {
+      full.push_back(red.dims[j].full);
+      reduced.push_back(red.dims[j].reduced);
+      ++j;
+    }
+    if (values++ < shown)
+      out << "    " << red.dims[i].value << ": " << list(full) << " -> " << list(reduced) << "\n";
+    i = j;
+  }
+  if (values > shown) out << "    ... (" << values << " inputs in all; --json lists every factor)\n";
+  for (size_t i = 0; i < red.kept_full.size() && i < shown; ++i)
+    out << "    kept at full size: " << red.kept_full[i] << "\n";
+  if (red.kept_full.size() > shown)
+    out << "    ... (" << red.kept_full.size() << " reasons in all; --json lists them)\n";
+}
+
 }  // namespace
 
 void print_report(std::ostream& out, const CheckResult& r) {
   for (const auto& w : r.warnings) out << "warning: " << w << "\n";
   out << verdict_name(r.verdict) << "\n";
   if (!r.message.empty()) out << "  " << r.message << "\n";
+  // An UNKNOWN for want of reduction already gives the reason in its message.
+  if (r.verdict != Verdict::InputError &&
+      (r.reduction.not_applied.empty() || r.message.find(r.reduction.not_applied) == std::string::npos))
+    print_reduction(out, r.reduction);
+  if (r.reduction.applied && r.mismatch && r.verdict == Verdict::NotEquivalent)
+    out << "  (indices and witness below are in the reduced instance)\n";
   if (!r.mismatch || r.verdict != Verdict::NotEquivalent) return;
   const Mismatch& m = *r.mismatch;
   if (r.failing_outputs.size() > 1) {

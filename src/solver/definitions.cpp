@@ -36,7 +36,12 @@ class Expander {
       const Rational coef = tv.coefficient->to_rational();
       const std::vector<std::pair<AtomId, SmallRational>> factors(tv.factors.begin(), tv.factors.end());
       Value t = ctx_.constant(coef);
-      for (const auto& [a, e] : factors) t = check(ctx_.mul(t, power(a, e)));
+      for (const auto& [a, e] : factors) {
+        Value f = power(a, e);
+        if (double(ctx_.term_count(t)) * double(ctx_.term_count(f)) > 16.0 * double(max_))
+          throw TooBig{};
+        t = check(ctx_.mul(t, f));
+      }
       terms.push_back(t);
     }
     Value out = check(ctx_.sum(terms));
@@ -60,7 +65,20 @@ class Expander {
       return ctx_.exp(check(ctx_.mul(ctx_.constant(e), poly(arg))));
     }
     Value base = apply(a);
-    return e == 1 ? base : check(ctx_.pow(base, ctx_.constant(e)));
+    if (e == 1) return base;
+    if (e > 1 && e.get_den() == 1) guard_power(ctx_.term_count(base), e.get_num().get_si());
+    return check(ctx_.pow(base, ctx_.constant(e)));
+  }
+
+  // A power of a sum has up to C(n + e - 1, e) terms: give up before building one that is
+  // certain to be far beyond the budget (cancellation cannot bring it back below in practice,
+  // and giving up only means UNKNOWN).
+  void guard_power(size_t n, long e) {
+    double bound = 1;
+    for (long k = 1; k <= e; ++k) {
+      bound = bound * double(n + size_t(k) - 1) / double(k);
+      if (bound > 16.0 * double(max_)) throw TooBig{};
+    }
   }
 
   Value atom_value(AtomId a) {

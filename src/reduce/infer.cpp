@@ -1,0 +1,176 @@
+// The driver of dimension inference: graph inputs and constants get fresh dimensions, every
+// node of the spec and every step of the linked plan applies its rule, and bindings tie rank
+// values to the regions of spec values they hold.
+#include <algorithm>
+
+#include "common/errors.h"
+#include "reduce/infer.h"
+#include "reduce/reduce_detail.h"
+
+namespace onnx_tv::reduce {
+
+namespace {
+
+std::vector<int64_t> static_dims(const ProgramDims& p, const ir::ValueInfo& vi) {
+  std::vector<int64_t> out;
+  if (!vi.shape) throw NotReducible{p.label + ": graph input '" + vi.name + "' has no declared shape"};
+  for (const auto& d : *vi.shape) {
+    if (!d.size)
+      throw NotReducible{p.label + ": graph input '" + vi.name + "' has a symbolic dimension '" +
+                         d.symbol + "'"};
+    out.push_back(*d.size);
+  }
+  return out;
+}
+
+void start_program(Inference& inf, ProgramDims& p) {
+  for (const auto& vi : p.graph->inputs) {
+    if (p.graph->initializers.count(vi.name)) continue;
+    DimValue v;
+    v.dims = inf.dims.fresh_shape(static_dims(p, vi), p.label + " input '" + vi.name + "'");
+    v.dtype = vi.dtype;
+    p.values[vi.name] = std::move(v);
+  }
+  for (const auto& [name, c] : p.graph->initializers)
+    p.values[name] = const_dims(inf, c, p.label + " initializer '" + name + "'");
+}
+
+void store(ProgramDims& p, const ir::Node& node, std::vector<DimValue> outs) {
+  for (size_t k = 0; k < node.outputs.size() && k < outs.size(); ++k)
+    if (!node.outputs[k].empty()) p.values[node.outputs[k]] = std::move(outs[k]);
+}
+
+const DimValue& value_of(ProgramDims& p, const std::string& name, const std::string& context) {
+  auto it = p.values.find(name);
+  if (it == p.values.end())
+    throw NotReducible{p.label + ": " + context + " reads '" + name + "', which is not defined"};
+  return it->second;
+}
+
+void run_comm(Inference& inf, const prove::Step& step) {
+  using ir::CommKind;
+  const auto& first = step.members[0];
+  ProgramDims& p0 = inf.ranks[size_t(first.rank)];
+  const std::string here = where(p0, first.node_index);
+  if (step.kind == prove::Step::Kind::P2P) {
+    const auto& send = step.members[0];
+    const auto& recv = step.members[1];
+    DimValue v = value_of(inf.ranks[size_t(send.rank)], send.comm.data_input, here);
+    v.concrete.reset();  // what is received is data, whatever it was computed from
+    if (!recv.comm.output.empty()) inf.ranks[size_t(recv.rank)].values[recv.comm.output] = v;
+    if (!send.comm.output.empty()) inf.ranks[size_t(send.rank)].values[send.comm.output] = {};
+    return;
+  }
+  const int64_t g = int64_t(step.members.size());
+  std::vector<DimValue> ins;
+  for (const auto& m : step.members)
+    ins.push_back(value_of(inf.ranks[size_t(m.rank)], m.comm.data_input, here));
+  for (size_t k = 1; k < ins.size(); ++k) {
+    if (ins[k].dims.size() != ins[0].dims.size())
+      throw NotReducible{here + ": the members' inputs have different ranks"};
+    for (size_t a = 0; a < ins[0].dims.size(); ++a)
+      inf.dims.unify(ins[0].dims[a], ins[k].dims[a], here + " (members' inputs)");
+  }
+  DimValue out = ins[0];
+  out.concrete.reset();
+  out.size_derived = false;
+  const size_t r = out.dims.size();
+  auto axis_of = [&](int64_t a) {
+    const int64_t n = a < 0 ? a + int64_t(r) : a;
+    if (n < 0 || n >= int64_t(r)) throw NotReducible{here + ": axis out of range"};
+    return size_t(n);
+  };
+  auto gathered = [&](const Axis& a) {
+    Axis out_axis = inf.dims.fresh(g, here + " gathers along it", true);
+    out_axis.insert(out_axis.end(), a.begin(), a.end());
+    return out_axis;
+  };
+  auto scattered = [&](const Axis& a) {
+    auto parts = inf.dims.split_inner(a, inf.dims.full(a) / g);
+    if (inf.dims.full(a) % g != 0 || !parts)
+      throw NotReducible{here + ": the scattered axis does not split evenly"};
+    inf.dims.fix(parts->first, here + " scatters along it");
+    return parts->second;
+  };
+  switch (first.comm.kind) {
+    case CommKind::AllReduce:
+    case CommKind::Broadcast:
+      break;
+    case CommKind::AllGather:
+      out.dims[axis_of(first.comm.axis)] = gathered(out.dims[axis_of(first.comm.axis)]);
+      break;
+    case CommKind::ReduceScatter:
+      out.dims[axis_of(first.comm.axis)] = scattered(out.dims[axis_of(first.comm.axis)]);
+      break;
+    case CommKind::AllToAll: {
+      if (first.comm.flatten) throw NotReducible{here + ": a flattened AllToAll"};
+      const size_t s = axis_of(first.comm.split_axis), c = axis_of(first.comm.concat_axis);
+      out.dims[s] = scattered(out.dims[s]);
+      out.dims[c] = gathered(out.dims[c]);
+      break;
+    }
+    default:
+      throw NotReducible{here + ": an unexpected communication op"};
+  }
+  for (const auto& m : step.members)
+    if (!m.comm.output.empty()) inf.ranks[size_t(m.rank)].values[m.comm.output] = out;
+}
+
+}  // namespace
+
+void bind_region(Inference& inf, const DimShape& spec, const DimShape& rank,
+                 const frontend::Region& region, const std::string& why) {
+  if (spec.size() != rank.size()) throw NotReducible{why + ": ranks differ"};
+  for (size_t d = 0; d < spec.size(); ++d) {
+    const int64_t s = region.start[d], e = region.end[d], n = e - s, N = inf.dims.full(spec[d]);
+    if (n == N) {
+      inf.dims.unify(spec[d], rank[d], why);
+      continue;
+    }
+    std::optional<std::pair<Axis, Axis>> parts;
+    if (n > 0 && N % n == 0 && s % n == 0) parts = inf.dims.split_inner(spec[d], n);
+    if (!parts) {
+      inf.dims.fix(spec[d], why + " cuts it into uneven pieces");
+      inf.dims.fix(rank[d], why + " cuts it into uneven pieces");
+      continue;
+    }
+    inf.dims.fix(parts->first, why + " cuts it into pieces");
+    inf.dims.unify(parts->second, rank[d], why);
+  }
+}
+
+void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
+                   const prove::LinkedPlan& linked, std::vector<BoundRegion>& bound) {
+  inf.spec.graph = &spec;
+  inf.spec.label = "spec.onnx";
+  start_program(inf, inf.spec);
+  for (size_t i = 0; i < spec.nodes.size(); ++i)
+    store(inf.spec, spec.nodes[i], infer_node(inf, inf.spec, i));
+  inf.ranks.resize(size_t(plan.world_size));
+  for (int64_t r = 0; r < plan.world_size; ++r) {
+    ProgramDims& p = inf.ranks[size_t(r)];
+    p.graph = &plan.program_of(r);
+    p.label = "rank " + std::to_string(r) + " (" + p.graph->file + ")";
+    start_program(inf, p);
+  }
+  for (const prove::Step& step : linked.steps) {
+    if (step.kind == prove::Step::Kind::Node) {
+      ProgramDims& p = inf.ranks[size_t(step.members[0].rank)];
+      const size_t i = step.members[0].node_index;
+      store(p, p.graph->nodes[i], infer_node(inf, p, i));
+    } else {
+      run_comm(inf, step);
+    }
+  }
+  for (const frontend::Binding& fb : plan.bindings) {
+    const DimValue& sv = value_of(inf.spec, fb.spec, fb.origin);
+    BoundRegion b{&fb, frontend::resolve_region(fb, plan.mesh, inf.dims.full_shape(sv.dims))};
+    bound.push_back(b);
+    const DimValue& s = value_of(inf.spec, b.binding->spec, b.binding->origin);
+    const DimValue& v = value_of(inf.ranks[size_t(b.binding->rank)], b.binding->value,
+                                 b.binding->origin);
+    bind_region(inf, s.dims, v.dims, b.region, b.binding->origin);
+  }
+}
+
+}  // namespace onnx_tv::reduce

@@ -1,0 +1,62 @@
+#pragma once
+// Dimension inference over the spec and the linked plan: the symbolic dimensions of every
+// tensor, the exact values of small integer tensors (shape arithmetic), and the constants that
+// lie along dimensions. Private to src/reduce.
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "check/linker.h"
+#include "frontend/plan.h"
+#include "ir/graph.h"
+#include "reduce/dims.h"
+#include "solver/context.h"
+
+namespace onnx_tv::reduce {
+
+// Reduction is impossible or would be unsound here; the message says where and why.
+struct NotReducible {
+  std::string message;
+};
+
+struct DimValue {
+  DimShape dims;
+  ir::DType dtype = ir::DType::Undefined;
+  // Small integer tensors (and what is computed only from them) are known exactly: shapes,
+  // axes, slice bounds. Their axes are fixed.
+  std::optional<ir::Tensor> concrete;
+  bool size_derived = false;  // its values come from the sizes of tensors (Shape, Size)
+};
+
+using ValueDims = std::unordered_map<std::string, DimValue>;
+
+// One program as inference sees it: the graph and the values of one rank (or the spec).
+struct ProgramDims {
+  const ir::Graph* graph = nullptr;
+  std::string label;  // "spec.onnx" or "rank3 (rank3.onnx)"
+  ValueDims values;
+};
+
+struct Inference {
+  solver::Context ctx;  // exact values of concrete tensors
+  DimStore dims;
+  ProgramDims spec;
+  std::vector<ProgramDims> ranks;
+};
+
+// A node's output dims from its inputs' (rules.cpp). Throws NotReducible for an op without a
+// rule or a case the rules cannot follow.
+std::vector<DimValue> infer_node(Inference& inf, ProgramDims& prog, size_t node_index);
+
+// Whether input `slot` of `node` is a shape operand (axes, sizes, bounds) rather than data.
+bool is_shape_slot(const ir::Node& node, size_t slot);
+
+// Loads a graph input, initializer or Constant value's dims.
+DimValue const_dims(Inference& inf, const ir::ConstTensor& c, const std::string& origin);
+
+// "rank3.onnx: MatMul node '/x/MatMul'" for messages.
+std::string where(const ProgramDims& prog, size_t node_index);
+
+}  // namespace onnx_tv::reduce

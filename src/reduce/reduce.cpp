@@ -1,0 +1,174 @@
+#include "reduce/reduce.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "common/errors.h"
+#include "reduce/reduce_detail.h"
+
+namespace onnx_tv::reduce {
+
+namespace {
+
+std::vector<frontend::SliceEntry> reduced_slice(Inference& inf, const DimShape& spec,
+                                                const std::vector<int64_t>& start,
+                                                const std::vector<int64_t>& end,
+                                                const std::string& what) {
+  std::vector<frontend::SliceEntry> out;
+  for (size_t d = 0; d < spec.size(); ++d) {
+    auto s = inf.dims.reduced_position(spec[d], start[d]);
+    auto e = inf.dims.reduced_position(spec[d], end[d]);
+    if (!s || !e) throw NotReducible{what + ": its region is not made of whole blocks"};
+    out.push_back(std::make_pair(*s, *e));
+  }
+  return out;
+}
+
+int64_t elements(Inference& inf, const ProgramDims& p, bool reduced) {
+  int64_t n = 0;
+  for (const auto& [name, v] : p.values) {
+    int64_t e = 1;
+    for (const Axis& a : v.dims) e *= reduced ? inf.dims.reduced(a) : inf.dims.full(a);
+    n += e;
+  }
+  return n;
+}
+
+void describe(Inference& inf, const ir::Graph& spec, Reduced& out) {
+  for (const auto& vi : out.spec.inputs) {
+    auto it = inf.spec.values.find(vi.name);
+    if (it == inf.spec.values.end()) continue;
+    for (size_t a = 0; a < it->second.dims.size(); ++a) {
+      const Axis& ax = it->second.dims[a];
+      DimRow row{vi.name, int64_t(a), inf.dims.full(ax), inf.dims.reduced(ax), {}};
+      for (Var v : inf.dims.leaves(ax)) {
+        const bool fixed = inf.dims.is_fixed(v);
+        const int64_t f = inf.dims.full_of(v);
+        row.factors.push_back({f, fixed ? f : std::min<int64_t>(f, 2), fixed ? inf.dims.why_fixed(v) : ""});
+      }
+      out.dims.push_back(std::move(row));
+    }
+  }
+  // Factors kept at full size where it costs something: larger than 2, on tensors that are data
+  // (the axes of small integer tensors, shapes and bounds, are fixed by nature).
+  std::set<Var> seen_vars;
+  std::set<std::string> seen;
+  auto scan = [&](const ProgramDims& p) {
+    for (const auto& [name, v] : p.values) {
+      if (v.concrete) continue;
+      for (const Axis& a : v.dims)
+        for (Var x : inf.dims.leaves(a)) {
+          if (!inf.dims.is_fixed(x) || inf.dims.full_of(x) <= 2 || !seen_vars.insert(x).second) continue;
+          const std::string why = inf.dims.why_fixed(x) + " (size " + std::to_string(inf.dims.full_of(x)) + ")";
+          if (seen.insert(why).second) out.kept_full.push_back(why);
+        }
+    }
+  };
+  scan(inf.spec);
+  for (const auto& p : inf.ranks) scan(p);
+  (void)spec;
+}
+
+Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::LinkedPlan& linked) {
+  Inference inf;
+  std::vector<BoundRegion> bound;
+  run_inference(inf, spec, plan, linked, bound);
+  std::vector<ConstSite> sites = classify_constants(inf, spec, plan, bound);
+
+  Reduced out;
+  std::set<std::string> spec_bound;
+  std::vector<std::set<std::string>> rank_bound(size_t(plan.world_size));
+  for (const auto& b : bound) {
+    spec_bound.insert(b.binding->spec);
+    rank_bound[size_t(b.binding->rank)].insert(b.binding->value);
+  }
+  out.spec = rewrite_program(inf, inf.spec, sites, -1, spec_bound);
+
+  out.plan.dir = plan.dir;
+  out.plan.world_size = plan.world_size;
+  out.plan.mesh = plan.mesh;
+  out.plan.rank_program = plan.rank_program;
+  std::vector<int64_t> first_rank(plan.programs.size(), -1);
+  for (int64_t r = 0; r < plan.world_size; ++r) {
+    const size_t prog = plan.rank_program[size_t(r)];
+    if (first_rank[prog] < 0) {
+      first_rank[prog] = r;
+      continue;
+    }
+    // Ranks sharing one file must share one reduced program.
+    const ProgramDims& a = inf.ranks[size_t(first_rank[prog])];
+    const ProgramDims& b = inf.ranks[size_t(r)];
+    for (const auto& [name, v] : b.values) {
+      auto it = a.values.find(name);
+      if (it == a.values.end()) continue;
+      if (inf.dims.reduced_shape(v.dims) != inf.dims.reduced_shape(it->second.dims))
+        throw NotReducible{"ranks " + std::to_string(first_rank[prog]) + " and " + std::to_string(r) +
+                           " run one program (" + plan.programs[prog]->file + ") but its value '" +
+                           name + "' would reduce differently on them"};
+    }
+  }
+  for (size_t prog = 0; prog < plan.programs.size(); ++prog) {
+    const int64_t r = first_rank[prog];
+    if (r < 0) {
+      out.plan.programs.push_back(plan.programs[prog]);
+      continue;
+    }
+    out.plan.programs.push_back(std::make_shared<ir::Graph>(
+        rewrite_program(inf, inf.ranks[size_t(r)], sites, r, rank_bound[size_t(r)])));
+  }
+  for (const auto& b : bound) {
+    frontend::Binding nb = *b.binding;
+    nb.slice = reduced_slice(inf, inf.spec.values.at(nb.spec).dims, b.region.start, b.region.end,
+                             nb.origin);
+    nb.placements.clear();
+    nb.local_slice.reset();
+    nb.partial = b.region.partial;
+    nb.group = b.region.set_key;  // keeps the partial sets as they were
+    out.plan.bindings.push_back(std::move(nb));
+  }
+  // Rank tables are bound to the spec tables they equal, on every rank that runs the program.
+  for (const auto& s : sites) {
+    if (s.action != ConstSite::Action::RankTable) continue;
+    for (int64_t r = 0; r < plan.world_size; ++r) {
+      if (plan.rank_program[size_t(r)] != plan.rank_program[size_t(s.rank)]) continue;
+      frontend::Binding nb;
+      nb.rank = r;
+      nb.value = s.name;
+      nb.spec = s.table;
+      nb.origin = "constant '" + s.name + "' of " + plan.program_of(r).file +
+                  " (equal to a region of the spec's constant '" + s.table + "')";
+      nb.slice = reduced_slice(inf, inf.spec.values.at(s.table).dims, s.region.start,
+                               s.region.end, nb.origin);
+      nb.group = "onnx_tv.table";
+      bool dup = false;
+      for (const auto& e : out.plan.bindings) dup |= e.rank == r && e.value == s.name;
+      if (!dup) out.plan.bindings.push_back(std::move(nb));
+    }
+  }
+  out.full_elements = elements(inf, inf.spec, false);
+  out.reduced_elements = elements(inf, inf.spec, true);
+  for (const auto& p : inf.ranks) {
+    out.full_elements += elements(inf, p, false);
+    out.reduced_elements += elements(inf, p, true);
+  }
+  describe(inf, spec, out);
+  return out;
+}
+
+}  // namespace
+
+Outcome reduce_plan(const ir::Graph& spec, const frontend::Plan& plan,
+                    const prove::LinkedPlan& linked) {
+  Outcome o;
+  try {
+    o.reduced = build(spec, plan, linked);
+  } catch (const NotReducible& e) {
+    o.why = e.message;
+  } catch (const Error& e) {
+    o.why = e.message();
+  }
+  return o;
+}
+
+}  // namespace onnx_tv::reduce

@@ -1,0 +1,52 @@
+#pragma once
+// Shape reduction: a real-size plan is proven by proving a small instance of the same plan.
+// LLM operators are SIMD along their dimensions or commutative-associative reductions, so when
+// the plan and the spec agree on an instance that keeps the plan's partition structure (every
+// piece of a cut dimension keeps at least two elements, every slice boundary of every binding,
+// collective and slice stays a boundary), they agree at full size (TrainVerify, appendix C).
+// docs/shape-reduction.md gives the argument and the assumptions it rests on.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check/linker.h"
+#include "frontend/plan.h"
+#include "ir/graph.h"
+
+namespace onnx_tv::reduce {
+
+// One factor of a spec input's dimension, as reduced.
+struct Factor {
+  int64_t full = 0, reduced = 0;
+  std::string why;  // why it keeps its full size ("" when reduced)
+};
+
+// A dimension of a spec input (or of a constant table turned into one).
+struct DimRow {
+  std::string value;  // spec value
+  int64_t axis = 0;
+  int64_t full = 0, reduced = 0;
+  std::vector<Factor> factors;
+};
+
+struct Reduced {
+  ir::Graph spec;
+  frontend::Plan plan;
+  std::vector<DimRow> dims;
+  std::vector<std::string> kept_full;  // every reason a factor keeps its full size, once each
+  int64_t full_elements = 0;            // elements of every tensor of the spec and the ranks
+  int64_t reduced_elements = 0;
+};
+
+// The reduced instance, or the reason none can be built soundly (`why`). Never throws for the
+// user's files: what reduction cannot follow only means checking at full size.
+struct Outcome {
+  std::optional<Reduced> reduced;
+  std::string why;
+};
+
+Outcome reduce_plan(const ir::Graph& spec, const frontend::Plan& plan,
+                    const prove::LinkedPlan& linked);
+
+}  // namespace onnx_tv::reduce

@@ -1,0 +1,51 @@
+#pragma once
+// The stages of shape reduction, private to src/reduce: inference (infer.cpp), constants along
+// dimensions (tables.cpp), the reduced programs (rewrite.cpp).
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "check/linker.h"
+#include "frontend/plan.h"
+#include "reduce/infer.h"
+
+namespace onnx_tv::reduce {
+
+struct BoundRegion {
+  const frontend::Binding* binding;
+  frontend::Region region;  // full-size spec coordinates
+};
+
+// Ties the rank axes to the region of the spec axes they hold: an axis cut into equal pieces
+// becomes (pieces, piece) with the count fixed; an uneven cut keeps the dimension full size.
+void bind_region(Inference& inf, const DimShape& spec, const DimShape& rank,
+                 const frontend::Region& region, const std::string& why);
+
+void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
+                   const prove::LinkedPlan& linked, std::vector<BoundRegion>& bound);
+
+// A constant that lies along a reducible dimension, and what the reduced instance makes of it.
+struct ConstSite {
+  int64_t rank = -1;        // -1: the spec
+  std::string name;         // the initializer, or the Constant node's output
+  const ir::ConstTensor* tensor = nullptr;
+  enum class Action { Keep, Refill, SpecTable, RankTable } action = Action::Keep;
+  std::string table;        // SpecTable: the representative of its content; RankTable: the spec table
+  frontend::Region region;  // RankTable: full-size region of the spec table it equals
+};
+
+// Classifies the constants of the spec and the ranks (values bound by bindings are inputs, not
+// constants): uniform ones are refilled at the reduced shape; the others become symbolic
+// tables, the spec's shared by content and each rank's bound to the region of a spec table it
+// equals at full size. A rank constant that equals no region keeps its dimensions full size.
+std::vector<ConstSite> classify_constants(Inference& inf, const ir::Graph& spec,
+                                          const frontend::Plan& plan,
+                                          const std::vector<BoundRegion>& bound);
+
+// The reduced form of one program (the spec for rank -1): declared shapes, shape operands,
+// frozen sizes, constants; `bound_values` are its values that bindings name.
+ir::Graph rewrite_program(Inference& inf, ProgramDims& p, const std::vector<ConstSite>& sites,
+                          int64_t rank, const std::set<std::string>& bound_values);
+
+}  // namespace onnx_tv::reduce

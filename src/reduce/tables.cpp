@@ -1,0 +1,192 @@
+// Constants along reducible dimensions (RoPE tables, masks, inverse frequencies). A uniform
+// constant is the same at every size. Any other is made a symbolic table: proving the reduced
+// programs equal for every table proves them equal for the real one, provided each rank's table
+// really is the region of the spec's table it is bound to, which is checked here by content at
+// full size. So a rank that uses the wrong rows (a RoPE offset bug) is bound to other rows, or to
+// nothing, and the bug stays visible.
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "reduce/reduce_detail.h"
+
+namespace onnx_tv::reduce {
+
+namespace {
+
+bool uniform(const ir::ConstTensor& c) {
+  if (!c.reals.empty())
+    return std::all_of(c.reals.begin(), c.reals.end(), [&](double x) {
+      return x == c.reals[0] || (x != x && c.reals[0] != c.reals[0]);
+    });
+  return std::all_of(c.ints.begin(), c.ints.end(), [&](int64_t x) { return x == c.ints[0]; });
+}
+
+bool same_content(const ir::ConstTensor& a, const ir::ConstTensor& b) {
+  return a.shape == b.shape && a.reals == b.reals && a.ints == b.ints &&
+         ir::is_float(a.dtype) == ir::is_float(b.dtype);
+}
+
+// Whether `part` equals the region of `whole` at `start` (same rank, fits).
+bool equals_region(const ir::ConstTensor& whole, const ir::ConstTensor& part,
+                   const std::vector<int64_t>& start) {
+  const auto ws = ir::strides(whole.shape);
+  const int64_t n = ir::element_count(part.shape);
+  std::vector<int64_t> idx(part.shape.size(), 0);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t off = 0;
+    for (size_t d = 0; d < idx.size(); ++d) off += (start[d] + idx[d]) * ws[d];
+    if (!part.reals.empty() ? part.reals[size_t(k)] != whole.reals[size_t(off)]
+                            : part.ints[size_t(k)] != whole.ints[size_t(off)])
+      return false;
+    for (size_t d = idx.size(); d-- > 0;) {
+      if (++idx[d] < part.shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return true;
+}
+
+// Start offsets of `part` inside `whole` in whole-piece steps, at most `limit` of them.
+std::vector<std::vector<int64_t>> candidate_starts(const ir::Shape& whole, const ir::Shape& part,
+                                                   size_t limit) {
+  std::vector<std::vector<int64_t>> out = {{}};
+  for (size_t d = 0; d < whole.size(); ++d) {
+    if (part[d] == 0 || whole[d] % part[d] != 0) return {};
+    std::vector<std::vector<int64_t>> next;
+    for (const auto& s : out)
+      for (int64_t o = 0; o < whole[d]; o += part[d]) {
+        next.push_back(s);
+        next.back().push_back(o);
+        if (next.size() > limit) return {};
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
+bool has_reducible(Inference& inf, const DimShape& s) {
+  for (const Axis& a : s)
+    for (Var v : inf.dims.leaves(a))
+      if (!inf.dims.is_fixed(v)) return true;
+  return false;
+}
+
+struct Found {
+  int64_t rank;
+  std::string name;
+  const ir::ConstTensor* tensor;
+  const DimShape* dims;
+};
+
+void collect(const ir::Graph& g, int64_t rank, ProgramDims& p, const std::set<std::string>& bound,
+             std::vector<Found>& out) {
+  for (const auto& [name, c] : g.initializers) {
+    if (bound.count(name)) continue;
+    const DimValue& v = p.values.at(name);
+    if (!v.concrete) out.push_back({rank, name, &c, &v.dims});
+  }
+  for (const auto& n : g.nodes) {
+    if (n.op_type != "Constant" || n.outputs.empty()) continue;
+    const ir::Attribute* a = n.attribute("value");
+    if (!a || !a->tensor) continue;
+    auto it = p.values.find(n.outputs[0]);
+    if (it == p.values.end() || it->second.concrete) continue;
+    out.push_back({rank, n.outputs[0], a->tensor.get(), &it->second.dims});
+  }
+}
+
+}  // namespace
+
+std::vector<ConstSite> classify_constants(Inference& inf, const ir::Graph& spec,
+                                          const frontend::Plan& plan,
+                                          const std::vector<BoundRegion>& bound) {
+  std::set<std::string> spec_bound;
+  std::vector<std::set<std::string>> rank_bound(size_t(plan.world_size));
+  for (const auto& b : bound) {
+    spec_bound.insert(b.binding->spec);
+    rank_bound[size_t(b.binding->rank)].insert(b.binding->value);
+  }
+  std::vector<Found> found;
+  collect(spec, -1, inf.spec, spec_bound, found);
+  for (int64_t r = 0; r < plan.world_size; ++r)
+    collect(plan.program_of(r), r, inf.ranks[size_t(r)], rank_bound[size_t(r)], found);
+
+  // Matching a rank table fixes or splits dimensions, which can change what else is reducible:
+  // repeat until nothing changes.
+  std::vector<ConstSite> sites;
+  for (int round = 0; round < 8; ++round) {
+    sites.clear();
+    bool changed = false;
+    std::vector<const Found*> spec_tables;  // representatives, one per content
+    for (const Found& f : found) {
+      ConstSite s;
+      s.rank = f.rank;
+      s.name = f.name;
+      s.tensor = f.tensor;
+      if (!has_reducible(inf, *f.dims)) {
+        sites.push_back(s);
+        continue;
+      }
+      if (uniform(*f.tensor)) {
+        s.action = ConstSite::Action::Refill;
+        sites.push_back(s);
+        continue;
+      }
+      if (f.rank >= 0) {
+        sites.push_back(s);  // matched below, once every spec table is known
+        continue;
+      }
+      s.action = ConstSite::Action::SpecTable;
+      s.table = f.name;
+      for (const Found* t : spec_tables)
+        if (same_content(*t->tensor, *f.tensor)) {
+          s.table = t->name;
+          // The same content is one symbolic table: its dimensions are the same dimensions.
+          for (size_t d = 0; d < f.dims->size(); ++d)
+            inf.dims.unify((*t->dims)[d], (*f.dims)[d], "spec constants '" + t->name + "' and '" +
+                                                            f.name + "' hold the same values");
+        }
+      if (s.table == f.name) spec_tables.push_back(&f);
+      sites.push_back(s);
+    }
+    for (size_t k = 0; k < found.size(); ++k) {
+      const Found& f = found[k];
+      ConstSite& s = sites[k];
+      if (f.rank < 0 || s.action != ConstSite::Action::Keep || !has_reducible(inf, *f.dims))
+        continue;
+      const std::string label = "constant '" + f.name + "' of rank " + std::to_string(f.rank);
+      bool matched = false;
+      // Prefer the spec table of the same name, then any other in file order.
+      std::vector<const Found*> order(spec_tables.begin(), spec_tables.end());
+      std::stable_partition(order.begin(), order.end(),
+                            [&](const Found* t) { return t->name == f.name; });
+      for (const Found* t : order) {
+        if (t->tensor->shape.size() != f.tensor->shape.size() ||
+            ir::is_float(t->tensor->dtype) != ir::is_float(f.tensor->dtype))
+          continue;
+        for (const auto& start : candidate_starts(t->tensor->shape, f.tensor->shape, 4096)) {
+          if (!equals_region(*t->tensor, *f.tensor, start)) continue;
+          s.action = ConstSite::Action::RankTable;
+          s.table = t->name;
+          s.region.start = start;
+          s.region.end = start;
+          for (size_t d = 0; d < start.size(); ++d) s.region.end[d] += f.tensor->shape[d];
+          bind_region(inf, *t->dims, *f.dims, s.region, label + " equals a region of spec constant '" + t->name + "'");
+          matched = true;
+          break;
+        }
+        if (matched) break;
+      }
+      if (!matched) {
+        for (const Axis& a : *f.dims)
+          inf.dims.fix(a, label + " varies along it and equals no region of a spec constant");
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+  return sites;
+}
+
+}  // namespace onnx_tv::reduce
