@@ -108,6 +108,15 @@ void GraphBuilder::op_n(const std::string& op_type, std::vector<std::string> inp
   g_.nodes.push_back(std::move(n));
 }
 
+std::string GraphBuilder::comm(const std::string& op_type, const std::string& input,
+                               const std::string& output, Attrs attrs) {
+  g_.opsets["onnx_tv"] = 1;
+  op(op_type, {input}, output, std::move(attrs));
+  g_.nodes.back().domain = "onnx_tv";
+  g_.nodes.back().opset = 1;
+  return output;
+}
+
 std::string GraphBuilder::shape_entry(const std::string& x, int64_t k) {
   const std::string tag = x + ".shape" + std::to_string(k);
   const std::string shape = x + ".shape";

@@ -49,6 +49,10 @@ class GraphBuilder {
   void op_n(const std::string& op_type, std::vector<std::string> inputs,
             std::vector<std::string> outputs, Attrs attrs = {});
 
+  // A collective of the onnx_tv domain (plan-format section 5).
+  std::string comm(const std::string& op_type, const std::string& input, const std::string& output,
+                   Attrs attrs);
+
   // torch's `x.shape[k]` as a 1-D tensor: Unsqueeze(Gather(Shape(x), k), [0]).
   std::string shape_entry(const std::string& x, int64_t k);
 
