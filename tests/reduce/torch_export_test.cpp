@@ -252,6 +252,23 @@ TEST(TorchExport, RotateHalfSplitsHeadDimIntoTwoFixedHalves) {
   EXPECT_EQ(run->at("rot").data[2], run->sym("x", 0));
 }
 
+// x[..., 2:4] of 8: the offset 2 must stay a boundary, so the four quarters keep their count.
+TEST(TorchExport, SliceOffsetKeepsTheCountAboveIt) {
+  GraphBuilder b("spec.onnx");
+  b.input("x", {3, 8});
+  b.op("Slice", {"x", b.ints("s", {2}), b.ints("e", {4}), b.ints("a", {1})}, "y");
+  b.output("y", {3, 2});
+  const ir::Graph spec = b.graph();
+  Outcome o = reduce_of(spec, identity_plan(spec));
+  ASSERT_TRUE(o.reduced) << o.why;
+  const DimRow* d = dim_row(*o.reduced, "x", 1);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(full_and_reduced(d), (Fs{{4, 4}, {2, 2}}));
+  EXPECT_NE(d->factors.at(0).why, "");
+  EXPECT_EQ(operand_ints(o.reduced->spec, "y", 1), (std::vector<int64_t>{2}));
+  EXPECT_EQ(operand_ints(o.reduced->spec, "y", 2), (std::vector<int64_t>{4}));
+}
+
 TEST(TorchExport, RotateHalfSignBugStaysVisible) {
   const ir::Graph spec = rope_program("spec.onnx");
   PlanBuilder p;
