@@ -103,6 +103,82 @@ TEST(ConstantTable, RankTableEqualToNoRegionKeepsItsDimensionsFullSize) {
   EXPECT_EQ(differing_outputs(r.spec, r.plan), std::vector<std::string>{"y"});
 }
 
+// The spec holds positions as a folded constant (as an export folds a RoPE cache or a causal
+// mask for a fixed sequence length); the rank computes the same values with Range. The plan
+// is equivalent at full size, and the reduced instance must say so too.
+// Fails at the time of writing: classify_constants (tables.cpp) makes the spec's table a free
+// symbolic input because it lies along a reducible dimension, though no rank table is bound to
+// it; the rank's Range is recomputed as positions 0 and 1, so the reduced instance differs
+// (a NOT EQUIVALENT that the real plan does not have).
+TEST(ConstantTable, SpecTableThatARankComputesKeepsTheVerdict) {
+  constexpr int64_t kSeq = 128;  // above the size up to which Range is evaluated exactly
+  GraphBuilder s("spec.onnx");
+  s.input("x", {kSeq, 4});
+  std::vector<double> positions;
+  for (int64_t i = 0; i < kSeq; ++i) positions.push_back(double(i));
+  s.initializer("pos", float_tensor({kSeq, 1}, positions));
+  s.op("Mul", {"x", "pos"}, "y");
+  s.output("y", {kSeq, 4});
+  const ir::Graph spec = s.graph();
+
+  GraphBuilder g("rank0.onnx");
+  g.input("x", {kSeq, 4});
+  g.op("Range", {g.ints("start", {0}, true), g.ints("limit", {kSeq}, true), g.ints("delta", {1}, true)},
+       "r");
+  g.op("Cast", {"r"}, "rf", {{"to", int_attr(int64_t(ir::DType::Float))}});
+  g.op("Unsqueeze", {"rf", g.ints("axes", {1})}, "pos");
+  g.op("Mul", {"x", "pos"}, "y");
+  g.output("y", {kSeq, 4});
+  PlanBuilder p;
+  p.rank(p.program(g.graph()));
+  p.bind(0, "x", "x");
+  p.bind(0, "y", "y");
+
+  ASSERT_EQ(differing_outputs(spec, p.plan()), std::vector<std::string>{});  // at full size
+  Outcome o = reduce_of(spec, p.plan());
+  ASSERT_TRUE(o.reduced) << o.why;
+  EXPECT_EQ(differing_outputs(o.reduced->spec, o.reduced->plan), std::vector<std::string>{});
+}
+
+// Context-parallel positions computed in the graph: rank r counts from its offset, so the
+// offsets become offsets in reduced blocks, and a rank that forgets its offset still differs.
+TEST(ConstantTable, ComputedPositionsFollowTheContextParallelOffset) {
+  auto positions = [](const std::string& file, int64_t first, int64_t n) {
+    GraphBuilder b(file);
+    b.input("x", {n, 4});
+    b.op("Range", {b.ints("start", {first}, true), b.ints("limit", {first + n}, true),
+                   b.ints("delta", {1}, true)},
+         "r");
+    b.op("Cast", {"r"}, "rf", {{"to", int_attr(int64_t(ir::DType::Float))}});
+    b.op("Unsqueeze", {"rf", b.ints("axes", {1})}, "pos");
+    b.op("Mul", {"x", "pos"}, "y");
+    b.output("y", {n, 4});
+    return b.graph();
+  };
+  const ir::Graph spec = positions("spec.onnx", 0, 256);
+  for (bool forgets_offset : {false, true}) {
+    PlanBuilder p;
+    for (int64_t r = 0; r < 2; ++r) {
+      const int64_t first = forgets_offset ? 0 : 128 * r;
+      p.rank(p.program(positions("rank" + std::to_string(r) + ".onnx", first, 128)));
+      p.bind(r, "x", "x", std::vector{span(128 * r, 128 * r + 128), whole});
+      p.bind(r, "y", "y", std::vector{span(128 * r, 128 * r + 128), whole});
+    }
+    Outcome o = reduce_of(spec, p.plan());
+    ASSERT_TRUE(o.reduced) << o.why;
+    const Reduced& r = *o.reduced;
+    EXPECT_EQ(full_and_reduced(dim_row(r, "x", 0)), (Fs{{2, 2}, {128, 2}}));
+    if (!forgets_offset) {
+      // Rank 1 counts from 128 of 256, which is 2 of the reduced 4.
+      EXPECT_EQ(operand_ints(r.plan.program_of(1), "r", 0), (std::vector<int64_t>{2}));
+      EXPECT_EQ(operand_ints(r.plan.program_of(1), "r", 1), (std::vector<int64_t>{4}));
+    }
+    EXPECT_EQ(differing_outputs(r.spec, r.plan),
+              forgets_offset ? std::vector<std::string>{"y"} : std::vector<std::string>{})
+        << forgets_offset;
+  }
+}
+
 // A uniform constant (a zero bias along the hidden axis) is refilled at the reduced shape.
 TEST(ConstantTable, UniformConstantIsRefilled) {
   GraphBuilder b("spec.onnx");

@@ -232,8 +232,8 @@ std::vector<Span> spans(const frontend::Binding& b) {
   return out;
 }
 
-std::unique_ptr<Run> run_alone(const ir::Graph& g) {
-  auto r = std::make_unique<Run>();
+std::unique_ptr<GraphRun> run_alone(const ir::Graph& g) {
+  auto r = std::make_unique<GraphRun>();
   for (const auto& vi : g.inputs) {
     if (g.initializers.count(vi.name)) continue;
     ir::Shape shape;

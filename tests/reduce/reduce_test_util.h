@@ -107,7 +107,7 @@ std::vector<Span> spans(const frontend::Binding& b);
 
 // One program run alone over symbolic inputs: input `x` holds symbols x[0], x[1], ... in
 // row-major order; initializers are their constants.
-struct Run {
+struct GraphRun {
   solver::Context ctx;
   prove::Env env;
   const ir::Tensor& at(const std::string& name) const { return env.values.at(name); }
@@ -115,7 +115,7 @@ struct Run {
     return ctx.symbol(input + "[" + std::to_string(flat) + "]");
   }
 };
-std::unique_ptr<Run> run_alone(const ir::Graph& g);
+std::unique_ptr<GraphRun> run_alone(const ir::Graph& g);
 
 // The spec outputs on which the plan's result differs from the spec's, as the prover decides
 // on exactly these programs (empty: equivalent).

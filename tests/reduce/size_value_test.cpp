@@ -126,5 +126,61 @@ TEST(SizeAsValue, WrongScaleStaysVisible) {
   EXPECT_EQ(differing_outputs(o.reduced->spec, o.reduced->plan), std::vector<std::string>{"m"});
 }
 
+// Llama's RMSNorm in a half-precision export: the mean of squares is taken in float after a
+// Cast. The frozen count must have the mean's type (float), not the type before the Cast.
+// Fails at the time of writing: the elementwise rule in rules.cpp gives Cast's output the
+// dtype of its input, and rewrite.cpp's ReduceMean rewrite types the count after it, so the
+// reduced spec's Div reads a float sum and a float16 count and does not run.
+TEST(SizeAsValue, MeanAfterACastDividesByACountOfTheCastType) {
+  GraphBuilder b("spec.onnx");
+  b.input("x", {3, 5, 8}, ir::DType::Float16);
+  b.input("g", {8});
+  b.op("Cast", {"x"}, "xf", {{"to", int_attr(int64_t(ir::DType::Float))}});
+  b.op("Mul", {"xf", "xf"}, "sq");
+  b.op("ReduceMean", {"sq"}, "ms", {{"axes", ints_attr({-1})}, {"keepdims", int_attr(1)}});
+  b.op("Add", {"ms", b.constant("eps", float_tensor({}, {1.0 / 1024}))}, "ms_eps");
+  b.op("Sqrt", {"ms_eps"}, "rms");
+  b.op("Div", {"xf", "rms"}, "normed");
+  b.op("Mul", {"normed", "g"}, "y");
+  b.output("y", {3, 5, 8});
+  const ir::Graph spec = b.graph();
+  Outcome o = reduce_of(spec, identity_plan(spec));
+  ASSERT_TRUE(o.reduced) << o.why;
+  const Reduced& r = *o.reduced;
+  EXPECT_EQ(declared_shape(r.spec, "x"), (std::vector<int64_t>{2, 2, 2}));
+  const std::string count = operand_name(r.spec, "ms", 1);
+  ASSERT_TRUE(r.spec.initializers.count(count)) << count;
+  EXPECT_EQ(ir::dtype_name(r.spec.initializers.at(count).dtype), ir::dtype_name(ir::DType::Float));
+  EXPECT_EQ(r.spec.initializers.at(count).reals, (std::vector<double>{8}));
+  EXPECT_NO_THROW(run_alone(r.spec));
+  EXPECT_NO_THROW(EXPECT_EQ(differing_outputs(r.spec, r.plan), std::vector<std::string>{}));
+}
+
+// LayerNormalization divides by the size of its normalised axes, which keep their full size;
+// its scale and bias lie along those axes and must keep it too.
+// Fails at the time of writing: the LayerNormalization rule in rules.cpp fixes the normalised
+// axes of X but does not tie Scale and Bias to them, so a scale given as a graph input is
+// reduced to [2] while X keeps [.., 8], and the reduced spec does not run.
+TEST(SizeAsValue, LayerNormalizationScaleKeepsTheNormalisedSize) {
+  GraphBuilder b("spec.onnx");
+  b.input("x", {3, 5, 8});
+  b.input("scale", {8});
+  b.input("bias", {8});
+  b.op("LayerNormalization", {"x", "scale", "bias"}, "y", {{"axis", int_attr(-1)}});
+  b.output("y", {3, 5, 8});
+  const ir::Graph spec = b.graph();
+  Outcome o = reduce_of(spec, identity_plan(spec));
+  ASSERT_TRUE(o.reduced) << o.why;
+  const Reduced& r = *o.reduced;
+  const DimRow* normalised = dim_row(r, "x", 2);
+  ASSERT_TRUE(normalised);
+  EXPECT_EQ(normalised->reduced, 8);
+  EXPECT_EQ(declared_shape(r.spec, "scale"), (std::vector<int64_t>{8}));
+  EXPECT_EQ(declared_shape(r.spec, "bias"), (std::vector<int64_t>{8}));
+  EXPECT_EQ(declared_shape(r.plan.program_of(0), "scale"), (std::vector<int64_t>{8}));
+  EXPECT_NO_THROW(run_alone(r.spec));
+  EXPECT_NO_THROW(EXPECT_EQ(differing_outputs(r.spec, r.plan), std::vector<std::string>{}));
+}
+
 }  // namespace
 }  // namespace onnx_tv::reduce::test

@@ -269,6 +269,33 @@ TEST(TorchExport, SliceOffsetKeepsTheCountAboveIt) {
   EXPECT_EQ(operand_ints(o.reduced->spec, "y", 2), (std::vector<int64_t>{4}));
 }
 
+// x.repeat(z.shape[0], 1): the repeats are read from a shape. The repeat count keeps its full
+// size (a Tile's repeats are a count), so the reduced program must repeat that many times.
+// Fails at the time of writing: rewrite.cpp leaves Tile's repeats alone and is_shape_slot
+// keeps them from being frozen, so the reduced program recomputes them from z's reduced
+// shape (2) while the declared output keeps 4 rows.
+TEST(TorchExport, TileRepeatsReadFromAShapeKeepTheirCount) {
+  GraphBuilder b("spec.onnx");
+  b.input("x", {1, 6});
+  b.input("z", {4, 6});
+  b.op("Concat", {b.shape_entry("z", 0), b.ints("one", {1})}, "reps", {{"axis", int_attr(0)}});
+  b.op("Tile", {"x", "reps"}, "t");
+  b.op("Add", {"x", "z"}, "u");
+  b.output("t", {4, 6});
+  b.output("u", {4, 6});
+  const ir::Graph spec = b.graph();
+  Outcome o = reduce_of(spec, identity_plan(spec));
+  ASSERT_TRUE(o.reduced) << o.why;
+  const Reduced& r = *o.reduced;
+  const std::vector<int64_t> declared = declared_shape(r.spec, "t");
+  ASSERT_EQ(declared.size(), 2u);
+  EXPECT_EQ(declared[0], 4);  // the count of repeats
+  std::unique_ptr<GraphRun> run;
+  EXPECT_NO_THROW(run = run_alone(r.spec));
+  if (run) EXPECT_EQ(run->at("t").shape, (ir::Shape(declared.begin(), declared.end())));
+  EXPECT_NO_THROW(EXPECT_EQ(differing_outputs(r.spec, r.plan), std::vector<std::string>{}));
+}
+
 TEST(TorchExport, RotateHalfSignBugStaysVisible) {
   const ir::Graph spec = rope_program("spec.onnx");
   PlanBuilder p;
