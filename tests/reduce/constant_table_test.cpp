@@ -7,15 +7,6 @@
 namespace onnx_tv::reduce::test {
 namespace {
 
-using Fs = std::vector<std::pair<int64_t, int64_t>>;  // (full, reduced) per factor
-
-Fs full_and_reduced(const DimRow* row) {
-  Fs out;
-  if (row)
-    for (const auto& f : row->factors) out.push_back({f.full, f.reduced});
-  return out;
-}
-
 // cos[s, j] for positions [first, first + rows), 4 columns: distinct values everywhere.
 ir::ConstTensor cos_rows(int64_t first, int64_t rows) {
   std::vector<double> v;

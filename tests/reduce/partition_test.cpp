@@ -6,15 +6,6 @@
 namespace onnx_tv::reduce::test {
 namespace {
 
-using Fs = std::vector<std::pair<int64_t, int64_t>>;  // (full, reduced) per factor
-
-Fs full_and_reduced(const DimRow* row) {
-  Fs out;
-  if (row)
-    for (const auto& f : row->factors) out.push_back({f.full, f.reduced});
-  return out;
-}
-
 ir::Graph rows_matmul(const std::string& file, int64_t rows) {
   GraphBuilder b(file);
   b.input("x", {rows, 6});

@@ -218,6 +218,13 @@ const DimRow* dim_row(const Reduced& r, const std::string& value, int64_t axis) 
   return nullptr;
 }
 
+Fs full_and_reduced(const DimRow* row) {
+  Fs out;
+  if (row)
+    for (const auto& f : row->factors) out.push_back({f.full, f.reduced});
+  return out;
+}
+
 const frontend::Binding* binding_of(const frontend::Plan& p, int64_t rank, const std::string& value) {
   for (const auto& b : p.bindings)
     if (b.rank == rank && b.value == value) return &b;
