@@ -124,6 +124,9 @@ struct Rewriter {
       for (size_t k = 0; k < target.size(); ++k)
         if (target[k] != 1) target[k] = inf.dims.reduced(out[out.size() - target.size() + k]);
       set_operand(n, 1, target);
+    } else if (op == "Tile") {
+      // Repeats are counts, kept at full size even when computed from a reduced shape.
+      set_operand(n, 1, concrete_ints(inf, val(n.inputs[1])));
     } else if (op == "ConstantOfShape") {
       set_operand(n, 0, red(val(n.outputs[0]).dims));
     } else if (op == "Slice") {

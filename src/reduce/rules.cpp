@@ -287,6 +287,8 @@ std::vector<DimValue> infer_node(Inference& inf, ProgramDims& prog, size_t idx) 
     DimShape d = broadcast(inf, data, here);
     DType t = need(0).dtype;
     if (op == "Where") t = need(1).dtype;
+    if (op == "CastLike") t = need(1).dtype;
+    if (op == "Cast") t = DType(node.attribute("to") ? int(node.attribute("to")->i) : int(t));
     std::vector<DimValue> outs = one(d, t);
     if (op == "Dropout" && node.outputs.size() > 1) outs.push_back(outs[0]);
     return outs;
@@ -586,6 +588,10 @@ std::vector<DimValue> infer_node(Inference& inf, ProgramDims& prog, size_t idx) 
     int64_t axis = norm(node.attribute("axis") ? node.attribute("axis")->i : -1, x.dims.size());
     for (size_t k = size_t(axis); k < x.dims.size(); ++k)
       inf.dims.fix(x.dims[k], here + " divides by the size of the normalised dimensions");
+    // Scale and bias broadcast against X's normalised axes: the same dimensions.
+    std::vector<const DimValue*> all = {&x};
+    for (size_t k = 1; k < in.size() && k < 3; ++k) all.push_back(in[k]);
+    broadcast(inf, all, here);
     std::vector<DimValue> outs = one(x.dims, x.dtype);
     DimShape stat(x.dims.begin(), x.dims.begin() + axis);
     for (size_t k = size_t(axis); k < x.dims.size(); ++k) stat.push_back({});

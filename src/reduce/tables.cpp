@@ -184,6 +184,17 @@ std::vector<ConstSite> classify_constants(Inference& inf, const ir::Graph& spec,
         changed = true;
       }
     }
+    // A spec table no rank table is bound to is something the plan computes its own way (a
+    // Range where the spec has folded constants): a free table would be a false difference.
+    std::set<std::string> used;
+    for (const ConstSite& s : sites)
+      if (s.action == ConstSite::Action::RankTable) used.insert(s.table);
+    for (const Found* t : spec_tables) {
+      if (used.count(t->name)) continue;
+      for (const Axis& a : *t->dims)
+        inf.dims.fix(a, "spec constant '" + t->name + "' varies along it and no rank holds it");
+      changed = true;
+    }
     if (!changed) break;
   }
   return sites;

@@ -97,10 +97,9 @@ TEST(ConstantTable, RankTableEqualToNoRegionKeepsItsDimensionsFullSize) {
 // The spec holds positions as a folded constant (as an export folds a RoPE cache or a causal
 // mask for a fixed sequence length); the rank computes the same values with Range. The plan
 // is equivalent at full size, and the reduced instance must say so too.
-// Fails at the time of writing: classify_constants (tables.cpp) makes the spec's table a free
-// symbolic input because it lies along a reducible dimension, though no rank table is bound to
-// it; the rank's Range is recomputed as positions 0 and 1, so the reduced instance differs
-// (a NOT EQUIVALENT that the real plan does not have).
+// A spec table no rank table is bound to (the rank computes the same positions with Range)
+// must keep its dimensions full size: a free symbolic table would differ from the rank's
+// recomputed positions, a NOT EQUIVALENT that the real plan does not have.
 TEST(ConstantTable, SpecTableThatARankComputesKeepsTheVerdict) {
   constexpr int64_t kSeq = 128;  // above the size up to which Range is evaluated exactly
   GraphBuilder s("spec.onnx");

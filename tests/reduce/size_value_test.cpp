@@ -128,9 +128,8 @@ TEST(SizeAsValue, WrongScaleStaysVisible) {
 
 // Llama's RMSNorm in a half-precision export: the mean of squares is taken in float after a
 // Cast. The frozen count must have the mean's type (float), not the type before the Cast.
-// Fails at the time of writing: the elementwise rule in rules.cpp gives Cast's output the
-// dtype of its input, and rewrite.cpp's ReduceMean rewrite types the count after it, so the
-// reduced spec's Div reads a float sum and a float16 count and does not run.
+// Cast's output has the type it names: the ReduceMean rewrite types its count after it, so the
+// reduced spec's Div must read a float sum and a float count.
 TEST(SizeAsValue, MeanAfterACastDividesByACountOfTheCastType) {
   GraphBuilder b("spec.onnx");
   b.input("x", {3, 5, 8}, ir::DType::Float16);
@@ -158,9 +157,8 @@ TEST(SizeAsValue, MeanAfterACastDividesByACountOfTheCastType) {
 
 // LayerNormalization divides by the size of its normalised axes, which keep their full size;
 // its scale and bias lie along those axes and must keep it too.
-// Fails at the time of writing: the LayerNormalization rule in rules.cpp fixes the normalised
-// axes of X but does not tie Scale and Bias to them, so a scale given as a graph input is
-// reduced to [2] while X keeps [.., 8], and the reduced spec does not run.
+// LayerNormalization keeps X's normalised axes full size; Scale and Bias are tied to them, so
+// a scale given as a graph input keeps [8] too and the reduced spec runs.
 TEST(SizeAsValue, LayerNormalizationScaleKeepsTheNormalisedSize) {
   GraphBuilder b("spec.onnx");
   b.input("x", {3, 5, 8});

@@ -262,9 +262,8 @@ TEST(TorchExport, SliceOffsetKeepsTheCountAboveIt) {
 
 // x.repeat(z.shape[0], 1): the repeats are read from a shape. The repeat count keeps its full
 // size (a Tile's repeats are a count), so the reduced program must repeat that many times.
-// Fails at the time of writing: rewrite.cpp leaves Tile's repeats alone and is_shape_slot
-// keeps them from being frozen, so the reduced program recomputes them from z's reduced
-// shape (2) while the declared output keeps 4 rows.
+// Tile's repeats are counts: computed from z's shape, they must keep their full value (4) in
+// the reduced program, not be recomputed from z's reduced shape (2).
 TEST(TorchExport, TileRepeatsReadFromAShapeKeepTheirCount) {
   GraphBuilder b("spec.onnx");
   b.input("x", {1, 6});
