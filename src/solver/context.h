@@ -141,6 +141,8 @@ class Context {
   // arguments), or nullopt when some polynomial on the way exceeds `max_terms`.
   std::optional<Value> expand_definitions(Value v, size_t max_terms);
   static constexpr size_t kDefineAbove = 32;
+  // Changes the threshold above which product factors become definitions (kDefineAbove).
+  void set_define_above(size_t terms);
 
   // Queries.
   bool is_constant(Value v) const;  // no symbol occurs in it (infinities are constant)

@@ -146,7 +146,8 @@ struct Context::Impl {
   Value define(Value p);
   // Whether a factor with `terms` terms is kept as a definition in a product with a factor
   // that is not a constant.
-  bool defines(size_t terms) const { return defining && terms > Context::kDefineAbove; }
+  bool defines(size_t terms) const { return defining && terms > define_above; }
+  size_t define_above = Context::kDefineAbove;
 };
 
 // Sorts terms by monomial and sums duplicates, dropping zeros.

@@ -18,6 +18,8 @@ Value Context::Impl::define(Value v) {
   return term_value(mono_mul(m, mono_of_atom(d, 1)), SmallRational(c));
 }
 
+void Context::set_define_above(size_t terms) { impl_->define_above = terms; }
+
 namespace {
 
 struct TooBig {};
