@@ -6,6 +6,7 @@
 
 #include "common/errors.h"
 #include "reduce/reduce_detail.h"
+#include "solver/context.h"
 
 namespace onnx_tv::reduce {
 
@@ -70,10 +71,36 @@ void describe(Inference& inf, const ir::Graph& spec, Reduced& out) {
   (void)spec;
 }
 
+// Declared static shapes are checked at full size, as the check would without reduction
+// (plan-format section 1): the reduced programs declare reduced shapes of their own.
+void check_declared(Inference& inf, ProgramDims& p) {
+  auto check = [&](const ir::ValueInfo& vi, const char* what) {
+    auto it = p.values.find(vi.name);
+    if (it == p.values.end() || !vi.shape) return;
+    const std::vector<int64_t> actual = inf.dims.full_shape(it->second.dims);
+    bool bad = vi.shape->size() != actual.size();
+    for (size_t d = 0; !bad && d < actual.size(); ++d)
+      bad = (*vi.shape)[d].size && *(*vi.shape)[d].size != actual[d];
+    if (!bad) return;
+    std::string declared = "[";
+    for (size_t d = 0; d < vi.shape->size(); ++d) {
+      const auto& dim = (*vi.shape)[d];
+      declared += (d ? ", " : "") + (dim.size ? std::to_string(*dim.size)
+                                              : (dim.symbol.empty() ? "?" : dim.symbol));
+    }
+    throw InputError(p.graph->file + ": " + what + " '" + vi.name + "' is declared with shape " +
+                     declared + "] but its inputs make it " + ir::shape_string(actual));
+  };
+  for (const auto& vi : p.graph->outputs) check(vi, "graph output");
+  for (const auto& [name, vi] : p.graph->value_info) check(vi, "value");
+}
+
 Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::LinkedPlan& linked) {
   Inference inf;
   std::vector<BoundRegion> bound;
   run_inference(inf, spec, plan, linked, bound);
+  check_declared(inf, inf.spec);
+  for (auto& p : inf.ranks) check_declared(inf, p);
   std::vector<ConstSite> sites = classify_constants(inf, spec, plan, bound);
 
   Reduced out;
@@ -165,6 +192,11 @@ Outcome reduce_plan(const ir::Graph& spec, const frontend::Plan& plan,
     o.reduced = build(spec, plan, linked);
   } catch (const NotReducible& e) {
     o.why = e.message;
+  } catch (const InputError& e) {
+    // The user's files are wrong whatever the size (a declared shape contradicted, a malformed
+    // node): the same error the check at full size would give.
+    if (dynamic_cast<const solver::MathError*>(&e)) o.why = e.message();
+    else throw;
   } catch (const Error& e) {
     o.why = e.message();
   }

@@ -97,7 +97,12 @@ class Expander {
     const std::vector<PolyId> args(av.args.begin(), av.args.end());
     const Rational exponent = av.exponent ? *av.exponent : Rational(0);
     std::vector<Value> xs;
-    for (PolyId p : args) xs.push_back(poly(p));
+    for (PolyId p : args) {
+      xs.push_back(poly(p));
+      // Applying a function (an inverse above all, which looks for cancellation) to a large
+      // expanded argument costs far more than its size: past this, give up (UNKNOWN).
+      if (fn != Fn::Def && ctx_.term_count(xs.back()) > max_ / 64) throw TooBig{};
+    }
     Value out;
     switch (fn) {
       case Fn::Def: out = xs[0]; break;

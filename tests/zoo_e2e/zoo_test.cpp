@@ -1,6 +1,8 @@
 // Every case of the model zoo (models/zoo/index.json) through the binary: correct plans are
 // EQUIVALENT; each seeded bug is NOT EQUIVALENT, fails on the output its catalogue entry
-// names, and is located at the rank and node where the entry says it starts.
+// names, and is located at the rank and node where the entry says it starts. Each case runs on
+// the reduced instance (the default) and again at full size (--no-reduce): the verdicts and
+// the failing output must be the same.
 //
 // Built twice: ZOO_SET "fast" holds the one-layer configurations (the default test run),
 // "long" the two-layer ones (up to minutes each; `tools/run-long-tests.sh`).
@@ -89,7 +91,16 @@ TEST_P(Zoo, Verdict) {
   std::ifstream in(json);
   ASSERT_TRUE(in) << r.out;
   auto j = nlohmann::json::parse(in);
-  ASSERT_EQ(j["verdict"], c.expect) << r.out;
+  EXPECT_EQ(j["reduction"]["applied"], true) << r.out;
+  const auto full_json = json.parent_path() / "full.json";
+  CliRun f = run_cli("check " + (zoo / c.spec).string() + " " + (zoo / c.shards).string() +
+                     " --no-progress --no-reduce --json " + full_json.string());
+  std::ifstream full_in(full_json);
+  ASSERT_TRUE(full_in) << f.out;
+  auto jf = nlohmann::json::parse(full_in);
+  EXPECT_EQ(jf["reduction"]["applied"], false) << f.out;
+  EXPECT_EQ(jf["verdict"], c.expect) << "at full size:\n" << f.out;
+  ASSERT_EQ(j["verdict"], c.expect) << "reduced:\n" << r.out;
   if (c.expect == "EQUIVALENT") {
     EXPECT_EQ(r.exit_code, 0);
     return;
@@ -97,9 +108,12 @@ TEST_P(Zoo, Verdict) {
   EXPECT_EQ(r.exit_code, 1);
   ASSERT_TRUE(catalogue().count(c.bug)) << "no catalogue entry " << c.bug;
   const auto& entry = catalogue().at(c.bug);
-  const auto& failing = j["failing_outputs"];
-  EXPECT_NE(std::find(failing.begin(), failing.end(), entry["output"]), failing.end())
-      << entry["output"] << " not among the failing outputs " << failing.dump() << "\n" << r.out;
+  for (const auto* report : {&j, &jf}) {
+    const auto& failing = (*report)["failing_outputs"];
+    EXPECT_NE(std::find(failing.begin(), failing.end(), entry["output"]), failing.end())
+        << entry["output"] << " not among the failing outputs " << failing.dump() << "\n"
+        << r.out << f.out;
+  }
   const auto& node = j["mismatch"]["rank_node"];
   if (kLocationGaps.count(c.bug)) {
     std::cout << c.bug << " starts at rank " << entry["rank"] << " " << entry["node"]
