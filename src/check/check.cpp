@@ -181,7 +181,7 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
   // Different canonical forms: a quick witness search refutes real differences; otherwise the
   // forms may differ only in how products were kept unexpanded, so expand and compare again.
   auto same = [&](solver::Value a, solver::Value b) {
-    if (prove::find_witness(ctx, a, b, options.witness_seed, 8, false)) return false;
+    if (prove::find_witness(ctx, a, b, options.witness_seed, 24, false)) return false;
     auto x = ctx.expand_definitions(a, kExpansionBudget);
     if (!x) return false;
     auto y = ctx.expand_definitions(b, kExpansionBudget);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -148,6 +149,11 @@ struct Context::Impl {
   // that is not a constant.
   bool defines(size_t terms) const { return defining && terms > define_above; }
   size_t define_above = Context::kDefineAbove;
+  // expand_definitions' results, kept across calls, and what exceeded `expand_budget`.
+  std::unordered_map<PolyId, Value> expanded_polys;
+  std::unordered_map<AtomId, Value> expanded_atoms;
+  std::unordered_set<PolyId> expand_too_big;
+  size_t expand_budget = 0;
 };
 
 // Sorts terms by monomial and sums duplicates, dropping zeros.

@@ -1,6 +1,7 @@
 // Definitions: def(p) atoms that keep large products unexpanded, and their expansion for a
 // final comparison (see the note on definitions in context.h).
 #include <unordered_map>
+#include <unordered_set>
 
 #include "solver/context_impl.h"
 
@@ -26,10 +27,21 @@ struct TooBig {};
 
 class Expander {
  public:
-  Expander(Context& ctx, size_t max_terms) : ctx_(ctx), max_(max_terms) {}
+  Expander(Context& ctx, size_t max_terms, std::unordered_map<PolyId, Value>& polys,
+           std::unordered_map<AtomId, Value>& atoms, std::unordered_set<PolyId>& too_big)
+      : ctx_(ctx), max_(max_terms), polys_(polys), atoms_(atoms), too_big_(too_big) {}
 
   Value poly(PolyId p) {
     if (auto it = polys_.find(p); it != polys_.end()) return it->second;
+    if (too_big_.count(p)) throw TooBig{};
+    struct Mark {  // a polynomial whose expansion gave up gives up at once next time
+      std::unordered_set<PolyId>& set;
+      PolyId p;
+      bool done = false;
+      ~Mark() {
+        if (!done) set.insert(p);
+      }
+    } mark{too_big_, p};
     std::vector<Value> terms;
     const size_t n = ctx_.poly_term_count(p);
     for (size_t i = 0; i < n; ++i) {
@@ -48,6 +60,7 @@ class Expander {
     }
     Value out = check(ctx_.sum(terms));
     polys_[p] = out;
+    mark.done = true;
     return out;
   }
 
@@ -125,8 +138,10 @@ class Expander {
 
   Context& ctx_;
   size_t max_;
-  std::unordered_map<PolyId, Value> polys_;
-  std::unordered_map<AtomId, Value> atoms_;
+  // Shared across calls (held by the Context): expansions are exact, so they stay valid.
+  std::unordered_map<PolyId, Value>& polys_;
+  std::unordered_map<AtomId, Value>& atoms_;
+  std::unordered_set<PolyId>& too_big_;
 };
 
 }  // namespace
@@ -140,7 +155,13 @@ std::optional<Value> Context::expand_definitions(Value v, size_t max_terms) {
   } restore{impl_->defining, impl_->defining};
   impl_->defining = false;
   try {
-    return Expander(*this, max_terms).poly(v.poly);
+    Impl& I = *impl_;
+    if (I.expand_budget != max_terms) {  // "too big" depends on the budget
+      I.expand_too_big.clear();
+      I.expand_budget = max_terms;
+    }
+    return Expander(*this, max_terms, I.expanded_polys, I.expanded_atoms, I.expand_too_big)
+        .poly(v.poly);
   } catch (const TooBig&) {
     return std::nullopt;
   }
