@@ -5,6 +5,7 @@
 // full size. So a rank that uses the wrong rows (a RoPE offset bug) is bound to other rows, or to
 // nothing, and the bug stays visible.
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <set>
 
@@ -125,6 +126,16 @@ std::vector<ConstSite> classify_constants(Inference& inf, const ir::Graph& spec,
       s.name = f.name;
       s.tensor = f.tensor;
       if (!has_reducible(inf, *f.dims)) {
+        sites.push_back(s);
+        continue;
+      }
+      // A mask (0 and -inf) as a free table would let masked positions take any value: the
+      // softmax then mixes every position and the instance loses what makes a bug show
+      // numerically. Masks keep their dimensions full size; computed masks (Trilu) shrink.
+      if (std::any_of(f.tensor->reals.begin(), f.tensor->reals.end(),
+                      [](double x) { return std::isinf(x); })) {
+        for (const Axis& a : *f.dims)
+          inf.dims.fix(a, "constant '" + f.name + "' holds infinities (a mask)");
         sites.push_back(s);
         continue;
       }
