@@ -107,25 +107,11 @@ void run_plan(solver::Context& ctx, const frontend::Plan& plan, const LinkedPlan
 }
 
 void check_declared_shapes(const ir::Graph& g, const Env& env) {
-  auto check = [&](const ir::ValueInfo& vi, const char* what) {
-    auto it = env.values.find(vi.name);
-    if (it == env.values.end() || !vi.shape) return;
-    const ir::Shape& actual = it->second.shape;
-    bool bad = vi.shape->size() != actual.size();
-    for (size_t d = 0; !bad && d < actual.size(); ++d)
-      bad = (*vi.shape)[d].size && *(*vi.shape)[d].size != actual[d];
-    if (!bad) return;
-    std::string declared = "[";
-    for (size_t d = 0; d < vi.shape->size(); ++d) {
-      const auto& dim = (*vi.shape)[d];
-      declared += (d ? ", " : "") + (dim.size ? std::to_string(*dim.size)
-                                              : (dim.symbol.empty() ? "?" : dim.symbol));
-    }
-    throw InputError(g.file + ": " + what + " '" + vi.name + "' is declared with shape " +
-                     declared + "] but its inputs make it " + ir::shape_string(actual));
-  };
-  for (const auto& vi : g.outputs) check(vi, "graph output");
-  for (const auto& [name, vi] : g.value_info) check(vi, "value");
+  ir::check_declared_shapes(g, [&](const std::string& name) -> std::optional<ir::Shape> {
+    auto it = env.values.find(name);
+    if (it == env.values.end()) return std::nullopt;
+    return it->second.shape;
+  });
 }
 
 }  // namespace onnx_tv::prove

@@ -42,4 +42,27 @@ const Attribute* Node::attribute(const std::string& n) const {
   return it == attributes.end() ? nullptr : &it->second;
 }
 
+void check_declared_shapes(const Graph& g,
+                           const std::function<std::optional<Shape>(const std::string&)>& shape_of) {
+  auto check = [&](const ValueInfo& vi, const char* what) {
+    if (!vi.shape) return;
+    const std::optional<Shape> actual = shape_of(vi.name);
+    if (!actual) return;
+    bool bad = vi.shape->size() != actual->size();
+    for (size_t d = 0; !bad && d < actual->size(); ++d)
+      bad = (*vi.shape)[d].size && *(*vi.shape)[d].size != (*actual)[d];
+    if (!bad) return;
+    std::string declared = "[";
+    for (size_t d = 0; d < vi.shape->size(); ++d) {
+      const auto& dim = (*vi.shape)[d];
+      declared += (d ? ", " : "") + (dim.size ? std::to_string(*dim.size)
+                                              : (dim.symbol.empty() ? "?" : dim.symbol));
+    }
+    throw InputError(g.file + ": " + what + " '" + vi.name + "' is declared with shape " +
+                     declared + "] but its inputs make it " + shape_string(*actual));
+  };
+  for (const auto& vi : g.outputs) check(vi, "graph output");
+  for (const auto& [name, vi] : g.value_info) check(vi, "value");
+}
+
 }  // namespace onnx_tv::ir

@@ -2,6 +2,7 @@
 // One ONNX program as the rest of onnx-tv sees it, free of protobuf: the frontend converts a
 // ModelProto into a Graph, and nothing below the frontend reads files.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -69,6 +70,12 @@ struct ValueInfo {
   DType dtype = DType::Undefined;
   std::optional<std::vector<Dim>> shape;  // nullopt: shape not declared
 };
+
+// Plan-format section 1: declared static sizes must hold. Throws InputError naming the file and
+// value when every value `shape_of` knows (nullopt: unknown) agrees with the graph outputs and
+// value_info declared in `g`.
+void check_declared_shapes(const Graph& g,
+                           const std::function<std::optional<Shape>(const std::string&)>& shape_of);
 
 struct Graph {
   std::string file;                   // where it was read from, for messages

@@ -74,25 +74,11 @@ void describe(Inference& inf, const ir::Graph& spec, Reduced& out) {
 // Declared static shapes are checked at full size, as the check would without reduction
 // (plan-format section 1): the reduced programs declare reduced shapes of their own.
 void check_declared(Inference& inf, ProgramDims& p) {
-  auto check = [&](const ir::ValueInfo& vi, const char* what) {
-    auto it = p.values.find(vi.name);
-    if (it == p.values.end() || !vi.shape) return;
-    const std::vector<int64_t> actual = inf.dims.full_shape(it->second.dims);
-    bool bad = vi.shape->size() != actual.size();
-    for (size_t d = 0; !bad && d < actual.size(); ++d)
-      bad = (*vi.shape)[d].size && *(*vi.shape)[d].size != actual[d];
-    if (!bad) return;
-    std::string declared = "[";
-    for (size_t d = 0; d < vi.shape->size(); ++d) {
-      const auto& dim = (*vi.shape)[d];
-      declared += (d ? ", " : "") + (dim.size ? std::to_string(*dim.size)
-                                              : (dim.symbol.empty() ? "?" : dim.symbol));
-    }
-    throw InputError(p.graph->file + ": " + what + " '" + vi.name + "' is declared with shape " +
-                     declared + "] but its inputs make it " + ir::shape_string(actual));
-  };
-  for (const auto& vi : p.graph->outputs) check(vi, "graph output");
-  for (const auto& [name, vi] : p.graph->value_info) check(vi, "value");
+  ir::check_declared_shapes(*p.graph, [&](const std::string& name) -> std::optional<ir::Shape> {
+    auto it = p.values.find(name);
+    if (it == p.values.end()) return std::nullopt;
+    return inf.dims.full_shape(it->second.dims);
+  });
 }
 
 Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::LinkedPlan& linked) {
