@@ -36,7 +36,7 @@ int64_t elements(Inference& inf, const ProgramDims& p, bool reduced) {
   return n;
 }
 
-void describe(Inference& inf, const ir::Graph& spec, Reduced& out) {
+void describe(Inference& inf, Reduced& out) {
   for (const auto& vi : out.spec.inputs) {
     auto it = inf.spec.values.find(vi.name);
     if (it == inf.spec.values.end()) continue;
@@ -68,7 +68,6 @@ void describe(Inference& inf, const ir::Graph& spec, Reduced& out) {
   };
   scan(inf.spec);
   for (const auto& p : inf.ranks) scan(p);
-  (void)spec;
 }
 
 // Declared static shapes are checked at full size, as the check would without reduction
@@ -165,7 +164,7 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::Li
     out.full_elements += elements(inf, p, false);
     out.reduced_elements += elements(inf, p, true);
   }
-  describe(inf, spec, out);
+  describe(inf, out);
   return out;
 }
 
