@@ -112,11 +112,7 @@ void copy_reduction(Reduction& out, const reduce::Reduced& r) {
   out.full_elements = r.full_elements;
   out.reduced_elements = r.reduced_elements;
   out.kept_full = r.kept_full;
-  for (const auto& d : r.dims) {
-    ReducedDim rd{d.value, d.axis, d.full, d.reduced, {}};
-    for (const auto& f : d.factors) rd.factors.push_back({f.full, f.reduced, f.why});
-    out.dims.push_back(std::move(rd));
-  }
+  out.dims = r.dims;
 }
 
 // Replaces the spec and the plan by their reduced instance when one can be built soundly.

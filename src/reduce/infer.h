@@ -59,4 +59,10 @@ DimValue const_dims(Inference& inf, const ir::ConstTensor& c, const std::string&
 // "rank3.onnx: MatMul node '/x/MatMul'" for messages.
 std::string where(const ProgramDims& prog, size_t node_index);
 
+// NotReducible naming the node.
+[[noreturn]] void cannot(const ProgramDims& prog, size_t node_index, const std::string& why);
+
+// The elements of a concrete value as integers; nullopt when one is not an integer.
+std::optional<std::vector<int64_t>> integer_values(Inference& inf, const DimValue& v);
+
 }  // namespace onnx_tv::reduce

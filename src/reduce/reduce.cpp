@@ -42,7 +42,7 @@ void describe(Inference& inf, Reduced& out) {
     if (it == inf.spec.values.end()) continue;
     for (size_t a = 0; a < it->second.dims.size(); ++a) {
       const Axis& ax = it->second.dims[a];
-      DimRow row{vi.name, int64_t(a), inf.dims.full(ax), inf.dims.reduced(ax), {}};
+      ReducedDim row{vi.name, int64_t(a), inf.dims.full(ax), inf.dims.reduced(ax), {}};
       for (Var v : inf.dims.leaves(ax)) {
         const bool fixed = inf.dims.is_fixed(v);
         const int64_t f = inf.dims.full_of(v);

@@ -11,29 +11,16 @@
 #include <vector>
 
 #include "check/linker.h"
+#include "check/result.h"
 #include "frontend/plan.h"
 #include "ir/graph.h"
 
 namespace onnx_tv::reduce {
 
-// One factor of a spec input's dimension, as reduced.
-struct Factor {
-  int64_t full = 0, reduced = 0;
-  std::string why;  // why it keeps its full size ("" when reduced)
-};
-
-// A dimension of a spec input (or of a constant table turned into one).
-struct DimRow {
-  std::string value;  // spec value
-  int64_t axis = 0;
-  int64_t full = 0, reduced = 0;
-  std::vector<Factor> factors;
-};
-
 struct Reduced {
   ir::Graph spec;
   frontend::Plan plan;
-  std::vector<DimRow> dims;
+  std::vector<ReducedDim> dims;  // every axis of every spec input, as the report shows it
   std::vector<std::string> kept_full;  // every reason a factor keeps its full size, once each
   int64_t full_elements = 0;            // elements of every tensor of the spec and the ranks
   int64_t reduced_elements = 0;

@@ -17,10 +17,6 @@ using ir::ConstTensor;
 using ir::DType;
 using ir::Node;
 
-[[noreturn]] void cannot(const ProgramDims& p, size_t i, const std::string& why) {
-  throw NotReducible{where(p, i) + ": " + why};
-}
-
 ConstTensor ints_tensor(DType t, const std::vector<int64_t>& v, bool scalar) {
   ConstTensor c;
   c.dtype = t == DType::Undefined ? DType::Int64 : t;
@@ -32,14 +28,11 @@ ConstTensor ints_tensor(DType t, const std::vector<int64_t>& v, bool scalar) {
   return c;
 }
 
+// Operands the rules read as integers already (rules.cpp), so they are.
 std::vector<int64_t> concrete_ints(Inference& inf, const DimValue& v) {
-  std::vector<int64_t> out;
-  for (auto x : v.concrete->data) {
-    auto r = inf.ctx.as_rational(x);
-    ONNX_TV_ASSERT(r && r->get_den() == 1, "a concrete operand is not an integer");
-    out.push_back(r->get_num().get_si());
-  }
-  return out;
+  auto out = integer_values(inf, v);
+  ONNX_TV_ASSERT(out.has_value(), "a concrete operand is not an integer");
+  return *out;
 }
 
 ir::ConstTensor refill(const ConstTensor& c, const ir::Shape& shape) {

@@ -21,18 +21,9 @@ using ir::Node;
 
 constexpr int64_t kConcreteMax = 64;  // elements of an integer tensor known exactly
 
-[[noreturn]] void cannot(const ProgramDims& p, size_t i, const std::string& why) {
-  throw NotReducible{where(p, i) + ": " + why};
-}
-
+// Empty when some element is not an integer.
 std::vector<int64_t> ints_of(Inference& inf, const DimValue& v) {
-  std::vector<int64_t> out;
-  for (auto x : v.concrete->data) {
-    auto r = inf.ctx.as_rational(x);
-    if (!r || !r->get_den().fits_slong_p() || *r != solver::Rational(r->get_num())) return {};
-    out.push_back(r->get_num().get_si());
-  }
-  return out;
+  return integer_values(inf, v).value_or(std::vector<int64_t>{});
 }
 
 DimValue from_tensor(Inference& inf, ir::Tensor t, bool size_derived, const std::string& origin) {
@@ -157,6 +148,20 @@ Axis concat_pieces(Inference& inf, const std::vector<Axis>& pieces, const std::s
 
 std::string where(const ProgramDims& prog, size_t i) {
   return prog.label + ": " + prog.graph->nodes[i].describe(i);
+}
+
+void cannot(const ProgramDims& prog, size_t i, const std::string& why) {
+  throw NotReducible{where(prog, i) + ": " + why};
+}
+
+std::optional<std::vector<int64_t>> integer_values(Inference& inf, const DimValue& v) {
+  std::vector<int64_t> out;
+  for (auto x : v.concrete->data) {
+    auto r = inf.ctx.as_rational(x);
+    if (!r || r->get_den() != 1 || !r->get_num().fits_slong_p()) return std::nullopt;
+    out.push_back(r->get_num().get_si());
+  }
+  return out;
 }
 
 bool is_shape_slot(const Node& n, size_t slot) {

@@ -211,14 +211,14 @@ std::optional<std::vector<int64_t>> operand_ints(const ir::Graph& g, const std::
 
 bool is_rewritten(const std::string& name) { return name.rfind("onnx_tv.reduced.", 0) == 0; }
 
-const DimRow* dim_row(const Reduced& r, const std::string& value, int64_t axis) {
+const ReducedDim* dim_row(const Reduced& r, const std::string& value, int64_t axis) {
   for (const auto& d : r.dims)
     if (d.value == value && d.axis == axis) return &d;
   ADD_FAILURE() << "no reduction row for '" << value << "' axis " << axis;
   return nullptr;
 }
 
-Fs full_and_reduced(const DimRow* row) {
+Fs full_and_reduced(const ReducedDim* row) {
   Fs out;
   if (row)
     for (const auto& f : row->factors) out.push_back({f.full, f.reduced});
