@@ -7,6 +7,11 @@
 
 namespace onnx_tv::cli {
 
+// The bar's text for `p`, `seconds` after its phase began: the phase, a bar, done/total, and
+// once the phase has run a while, its rate and the estimated time left
+// ("plan     [#######.......] 812/3740  406/s  ~7s left").
+std::string progress_line(const Progress& p, double seconds);
+
 class ProgressBar {
  public:
   explicit ProgressBar(bool enabled);
@@ -17,7 +22,9 @@ class ProgressBar {
  private:
   bool enabled_;
   bool drawn_ = false;
-  std::chrono::steady_clock::time_point last_;
+  size_t width_ = 0;  // of the last line drawn, to blank it
+  std::string phase_;
+  std::chrono::steady_clock::time_point last_, phase_start_;
 };
 
 }  // namespace onnx_tv::cli
