@@ -9,6 +9,7 @@
 #include "check/linker.h"
 #include "check/locate.h"
 #include "check/obligations.h"
+#include "check/stage_cuts.h"
 #include "check/witness.h"
 #include "common/errors.h"
 #include "frontend/model_loader.h"
@@ -34,6 +35,11 @@ using prove::Env;
 
 // Largest polynomial an expansion of definitions may build before giving up (UNKNOWN).
 constexpr size_t kExpansionBudget = 200'000;
+// A staged run gives up (and the whole-program runs take over) when a value grows past
+// kStagedMaxTerms, a sign that the sides stopped meeting at cuts, or when an obligation is
+// not met by unfolding within kStagedBudget terms.
+constexpr size_t kStagedMaxTerms = 4'096;
+constexpr size_t kStagedBudget = 20'000;
 
 void report(const CheckOptions& o, const std::string& phase, int64_t done, int64_t total) {
   if (o.on_progress) o.on_progress(Progress{phase, done, total});
@@ -156,19 +162,30 @@ bool reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Graph& 
   return true;
 }
 
-// One exact run: both sides symbolically, obligations compared, a failure explained.
+// One exact run: both sides symbolically, obligations compared, a failure explained. A staged
+// run (check/stage_cuts.h) only ever concludes EQUIVALENT: anything else it leaves UNKNOWN,
+// unexplained, for the whole-program runs.
 void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& spec,
                 const frontend::Plan& plan, const prove::LinkedPlan& linked,
-                const prove::BoundPlan& bound, size_t define_above) {
+                const prove::BoundPlan& bound, size_t define_above, bool staged) {
   solver::Context ctx;
   ctx.set_define_above(define_above);
   Env spec_env = prove::spec_inputs(ctx, spec, bound);
-  prove::run_graph(ctx, spec, spec_env,
-                   [&](int64_t d, int64_t t) { report(options, "spec", d, t); });
+  prove::StageCuts cuts(ctx, spec, kStagedMaxTerms);
+  prove::TensorHook spec_hook, rank_hook;
+  if (staged) {
+    spec_hook = [&](const std::string& name, ir::Tensor& t) { cuts.on_spec_tensor(name, t); };
+    rank_hook = [&](const std::string& name, ir::Tensor& t) { cuts.on_rank_tensor(name, t); };
+  }
+  const std::string tag = staged ? " (stage-wise)" : "";
+  prove::run_graph(
+      ctx, spec, spec_env, [&](int64_t d, int64_t t) { report(options, "spec" + tag, d, t); },
+      spec_hook);
   prove::check_declared_shapes(spec, spec_env);
   std::vector<Env> envs = prove::rank_inputs(ctx, plan, bound, spec_env);
-  prove::run_plan(ctx, plan, linked, envs,
-                  [&](int64_t d, int64_t t) { report(options, "plan", d, t); });
+  prove::run_plan(
+      ctx, plan, linked, envs, [&](int64_t d, int64_t t) { report(options, "plan" + tag, d, t); },
+      rank_hook);
   for (int64_t r = 0; r < plan.world_size; ++r)
     prove::check_declared_shapes(plan.program_of(r), envs[r]);
 
@@ -177,6 +194,9 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
   // Different canonical forms: a quick witness search refutes real differences; otherwise the
   // forms may differ only in how products were kept unexpanded, so expand and compare again.
   auto same = [&](solver::Value a, solver::Value b) {
+    // A staged run is abandoned at its first unmet obligation: the whole-program runs decide.
+    if (staged && !ctx.equal_unfolding(a, b, kStagedBudget)) throw prove::StagesDiverged{};
+    if (staged) return true;
     if (prove::find_witness(ctx, a, b, options.witness_seed, 24, false)) return false;
     auto x = ctx.expand_definitions(a, kExpansionBudget);
     if (!x) return false;
@@ -188,6 +208,11 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
   fill_stats(res, ctx, spec_env, envs);
   if (failed.empty()) {
     res.verdict = Verdict::Equivalent;
+    res.stats.staged = staged;
+    return;
+  }
+  if (staged) {
+    res.verdict = Verdict::Unknown;
     return;
   }
   // Explain the failure of the earliest spec output (in the spec's output order): outputs
@@ -231,9 +256,21 @@ void run(CheckResult& res, const std::string& spec_path, const std::string& shar
   for (int64_t r = 0; r < plan.world_size; ++r)
     res.stats.rank_nodes += int64_t(plan.program_of(r).nodes.size());
 
+  if (options.stages) {  // scales with depth, but only ever concludes EQUIVALENT
+    CheckResult attempt = res;
+    try {
+      prove_plan(attempt, options, spec, plan, linked, bound, kDefineThresholds[0], true);
+    } catch (const prove::StagesDiverged&) {
+      attempt.verdict = Verdict::Unknown;
+    }
+    if (attempt.verdict == Verdict::Equivalent) {
+      res = std::move(attempt);
+      return;
+    }
+  }
   for (size_t k = 0; k < std::size(kDefineThresholds); ++k) {
     CheckResult attempt = res;
-    prove_plan(attempt, options, spec, plan, linked, bound, kDefineThresholds[k]);
+    prove_plan(attempt, options, spec, plan, linked, bound, kDefineThresholds[k], false);
     const bool inconclusive = attempt.verdict == Verdict::Unknown && attempt.mismatch;
     if (!inconclusive || k + 1 == std::size(kDefineThresholds)) {
       res = std::move(attempt);

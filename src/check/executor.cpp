@@ -32,7 +32,8 @@ void store(Env& env, const ir::Node& node, size_t index, std::vector<ir::Tensor>
 // Per-node cost, for finding where polynomials grow; set by the caller through set_trace.
 TraceFn g_trace;
 
-void run_one(solver::Context& ctx, const ir::Graph& g, Env& env, size_t i) {
+void run_one(solver::Context& ctx, const ir::Graph& g, Env& env, size_t i,
+             const TensorHook& hook) {
   const ir::Node& node = g.nodes[i];
   std::vector<const ir::Tensor*> ins;
   for (const auto& name : node.inputs) ins.push_back(lookup(env, g, node, i, name));
@@ -52,6 +53,9 @@ void run_one(solver::Context& ctx, const ir::Graph& g, Env& env, size_t i) {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
             terms);
   }
+  if (hook)
+    for (size_t k = 0; k < node.outputs.size() && k < outs.size(); ++k)
+      if (!node.outputs[k].empty()) hook(node.outputs[k], outs[k]);
   store(env, node, i, std::move(outs));
 }
 
@@ -59,23 +63,24 @@ void run_one(solver::Context& ctx, const ir::Graph& g, Env& env, size_t i) {
 
 void set_trace(TraceFn fn) { g_trace = std::move(fn); }
 
-void run_graph(solver::Context& ctx, const ir::Graph& g, Env& env, const StepCallback& cb) {
+void run_graph(solver::Context& ctx, const ir::Graph& g, Env& env, const StepCallback& cb,
+               const TensorHook& hook) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (g.nodes[i].domain == "onnx_tv")
       throw InputError(g.file + ": " + g.nodes[i].describe(i) +
                        " is a communication op, which the single-device spec cannot hold");
-    run_one(ctx, g, env, i);
+    run_one(ctx, g, env, i, hook);
     if (cb) cb(int64_t(i + 1), int64_t(g.nodes.size()));
   }
 }
 
 void run_plan(solver::Context& ctx, const frontend::Plan& plan, const LinkedPlan& linked,
-              std::vector<Env>& envs, const StepCallback& cb) {
+              std::vector<Env>& envs, const StepCallback& cb, const TensorHook& hook) {
   int64_t done = 0;
   for (const Step& step : linked.steps) {
     if (step.kind == Step::Kind::Node) {
       const auto& m = step.members[0];
-      run_one(ctx, plan.program_of(m.rank), envs[m.rank], m.node_index);
+      run_one(ctx, plan.program_of(m.rank), envs[m.rank], m.node_index, hook);
     } else {
       std::vector<const ir::Tensor*> ins;
       for (const auto& m : step.members) {
@@ -98,6 +103,7 @@ void run_plan(solver::Context& ctx, const frontend::Plan& plan, const LinkedPlan
         const auto& m = step.members[k];
         if (m.comm.output.empty()) continue;
         Env& env = envs[m.rank];
+        if (hook) hook(m.comm.output, outs[k]);
         env.values[m.comm.output] = std::move(outs[k]);
         env.producer[m.comm.output] = m.node_index;
       }

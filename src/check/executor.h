@@ -26,12 +26,18 @@ void set_trace(TraceFn fn);
 
 using StepCallback = std::function<void(int64_t done, int64_t total)>;
 
+// Called on every tensor a node or a collective produces (with its name), before it is
+// stored: stage cuts (check/stage_cuts.h) replace its elements there by equal forms.
+using TensorHook = std::function<void(const std::string& name, ir::Tensor&)>;
+
 // Runs every node of `g` in file order; `env` holds its inputs and initializers already.
-void run_graph(solver::Context& ctx, const ir::Graph& g, Env& env, const StepCallback& cb = {});
+void run_graph(solver::Context& ctx, const ir::Graph& g, Env& env, const StepCallback& cb = {},
+               const TensorHook& hook = {});
 
 // Runs the linked plan; envs[r] holds rank r's inputs and initializers already.
 void run_plan(solver::Context& ctx, const frontend::Plan& plan, const LinkedPlan& linked,
-              std::vector<Env>& envs, const StepCallback& cb = {});
+              std::vector<Env>& envs, const StepCallback& cb = {},
+              const TensorHook& hook = {});
 
 // Declared static sizes of graph outputs and value_info that contradict the computed shapes
 // are input errors (plan-format section 1).

@@ -73,7 +73,8 @@ std::string to_json(const CheckResult& r, const std::string& spec_path,
                 {"rank_nodes", s.rank_nodes}, {"collectives", s.collectives},
                 {"bindings", s.bindings},     {"elements_compared", s.elements_compared},
                 {"max_terms", s.max_terms},   {"atoms", s.atoms},
-                {"polynomials", s.polynomials}, {"seconds", s.seconds}};
+                {"polynomials", s.polynomials}, {"staged", s.staged},
+                {"seconds", s.seconds}};
   return j.dump(2) + "\n";
 }
 

@@ -54,6 +54,7 @@ struct CheckStats {
   int64_t max_terms = 0;      // largest polynomial, in terms
   int64_t atoms = 0;          // distinct atoms interned
   int64_t polynomials = 0;    // distinct polynomials interned
+  bool staged = false;        // proven with stage cuts (check/stage_cuts.h)
   double seconds = 0;
 };
 
@@ -101,6 +102,7 @@ struct CheckOptions {
   std::function<void(const Progress&)> on_progress;  // may be empty
   uint64_t witness_seed = 1;
   bool reduce = true;  // prove a small instance of the same plan (docs/shape-reduction.md)
+  bool stages = true;  // try a stage-wise proof first (docs/design.md, "Stage cuts")
   // Elements (over every tensor of the spec and the ranks) above which a check at full size is
   // not attempted: UNKNOWN instead of exhausting memory.
   int64_t max_elements = 20'000'000;

@@ -24,7 +24,7 @@ constexpr int kInternalExit = 4;
 
 const char* kUsage =
     "usage: onnx-tv check SPEC.onnx SHARDS_DIR [--json FILE] [--no-progress] [--seed N]\n"
-    "                    [--no-reduce]\n"
+    "                    [--no-reduce] [--no-stages]\n"
     "       onnx-tv eval MODEL.onnx --inputs DIR [--expected DIR] [--out DIR]\n"
     "       onnx-tv conformance [DATA_DIR] [--table FILE.md]\n"
     "\n"
@@ -35,6 +35,7 @@ const char* kUsage =
     "  --no-progress   never draw a progress bar (it is drawn only on a terminal anyway)\n"
     "  --seed N        seed for the witness search (default 1)\n"
     "  --no-reduce     check at full size instead of on a reduced instance of the plan\n"
+    "  --no-stages     prove the whole program at once, without a stage-wise proof first\n"
     "\n"
     "eval runs MODEL.onnx on the tensors input_0.pb, input_1.pb, ... in DIR with the prover's\n"
     "op semantics (exact where rational) and prints its outputs, compares them with the\n"
@@ -60,6 +61,8 @@ int run_check(const std::vector<std::string>& args) {
       progress = false;
     } else if (a == "--no-reduce") {
       options.reduce = false;
+    } else if (a == "--no-stages") {
+      options.stages = false;
     } else if (a == "--seed") {
       if (++i >= args.size()) return usage_error("--seed needs a number");
       try {

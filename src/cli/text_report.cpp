@@ -105,11 +105,12 @@ std::string summary_line(const CheckResult& r) {
   }
   std::snprintf(buf, sizeof buf,
                 "%s: %lld ranks, %lld spec nodes, %lld rank nodes, %lld collectives, %lld "
-                "elements compared, largest polynomial %lld terms, %.2f s",
+                "elements compared, largest polynomial %lld terms%s, %.2f s",
                 verdict_name(r.verdict).c_str(), (long long)r.stats.ranks,
                 (long long)r.stats.spec_nodes, (long long)r.stats.rank_nodes,
                 (long long)r.stats.collectives, (long long)r.stats.elements_compared,
-                (long long)r.stats.max_terms, r.stats.seconds);
+                (long long)r.stats.max_terms, r.stats.staged ? " (stage-wise)" : "",
+                r.stats.seconds);
   return buf;
 }
 

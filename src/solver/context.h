@@ -141,6 +141,19 @@ class Context {
   // arguments), or nullopt when some polynomial on the way exceeds `max_terms`.
   std::optional<Value> expand_definitions(Value v, size_t max_terms);
   static constexpr size_t kDefineAbove = 32;
+
+  // Stage cuts (check's stage-wise proofs). cut(v) is v with its primitive part made a
+  // definition whatever its size, c * m * def(p'): the same real value, but every later use
+  // sees one atom, so polynomials stop growing at the cut. known_cut(v) is that form only when
+  // an earlier cut made the atom (another side computed the same value), else v unchanged.
+  Value cut(Value v);
+  Value known_cut(Value v);
+  // Whether a and b are equal, found by expanding definitions that occur as a factor on one
+  // side only, newest first, one at a time, until the forms meet (true) or nothing is left to
+  // expand, a polynomial exceeds `max_terms` or `max_steps` expansions were made (false,
+  // which decides nothing). Where stages were cut differently on the two sides, this
+  // expands only the stages in between, not the whole program.
+  bool equal_unfolding(Value a, Value b, size_t max_terms, int max_steps = 64);
   // Changes the threshold above which product factors become definitions (kDefineAbove).
   void set_define_above(size_t terms);
 

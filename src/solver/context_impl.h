@@ -145,6 +145,10 @@ struct Context::Impl {
   Value extreme(std::span<const Value> xs, bool is_max);
   // c * m * def(p') for p = c * m * p'; p itself when it has one term.
   Value define(Value p);
+  AtomId definition_atom(PolyId rest);  // def(rest)
+  // v = c * m * body, the form cut() keeps (see cuts.cpp); false when there is nothing to
+  // cut (a constant times a small monomial).
+  bool cut_form(Value v, SmallRational* c, MonoId* m, PolyId* body);
   // Whether a factor with `terms` terms is kept as a definition in a product with a factor
   // that is not a constant.
   bool defines(size_t terms) const { return defining && terms > define_above; }
@@ -154,6 +158,8 @@ struct Context::Impl {
   std::unordered_map<AtomId, Value> expanded_atoms;
   std::unordered_set<PolyId> expand_too_big;
   size_t expand_budget = 0;
+  // Primitive parts made definitions by cut(), to the atom that stands for each.
+  std::unordered_map<PolyId, AtomId> cut_atoms;
 };
 
 // Sorts terms by monomial and sums duplicates, dropping zeros.

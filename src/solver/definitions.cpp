@@ -12,11 +12,15 @@ Value Context::Impl::define(Value v) {
   const Primitive& pr = primitive(v.poly);
   const Rational c = pr.c;
   const MonoId m = pr.m;
+  AtomId d = definition_atom(pr.rest);
+  return term_value(mono_mul(m, mono_of_atom(d, 1)), SmallRational(c));
+}
+
+AtomId Context::Impl::definition_atom(PolyId rest) {
   AtomNode n;
   n.fn = Fn::Def;
-  n.args = {pr.rest};
-  AtomId d = intern_atom(std::move(n));
-  return term_value(mono_mul(m, mono_of_atom(d, 1)), SmallRational(c));
+  n.args = {rest};
+  return intern_atom(std::move(n));
 }
 
 void Context::set_define_above(size_t terms) { impl_->define_above = terms; }

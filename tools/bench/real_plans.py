@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """Benchmark: the zoo's named real-size Llama-3 8B plans, proven on their reduced instance.
 
-  tools/bench/real_plans.py [--layers 1 2 4] [--plans 8b_dp2_tp2_pp2_mb2 8b_cp2_dp2_tp2_pp2_mb2]
+  tools/bench/real_plans.py [--layers 1 2 4 32] [--plans 8b_dp2_tp2_pp2_mb2 8b_cp2_dp2_tp2_pp2_mb2]
                             [--binary build/onnx-tv] [--timeout 1800]
 
 For each plan and layer count: generates the plan (tools/zoo/generate.py --real-plan), runs
 `onnx-tv check` on it, and prints verdict, wall time, peak memory (from /usr/bin/time), the
-tensor elements at full and reduced size, and the reduced shape of the first inputs.
+tensor elements at full and reduced size, and the reduced shape of the first inputs; a
+verdict marked "(staged)" was proven with stage cuts (docs/design.md).
 """
 import argparse
 import json
@@ -40,7 +41,10 @@ def run_one(binary, plan, layers, timeout):
             shapes.setdefault(dim["value"], ([], []))
             shapes[dim["value"]][0].append(dim["full"])
             shapes[dim["value"]][1].append(dim["reduced"])
-        return j.get("verdict", "killed (exit %d)" % p.returncode), wall, peak_mb, red, shapes
+        verdict = j.get("verdict", "killed (exit %d)" % p.returncode)
+        if j.get("stats", {}).get("staged"):
+            verdict += " (staged)"
+        return verdict, wall, peak_mb, red, shapes
 
 
 def main():
@@ -50,7 +54,7 @@ def main():
     ap.add_argument("--binary", default=os.path.join(ROOT, "build/onnx-tv"))
     ap.add_argument("--timeout", type=int, default=1800)
     a = ap.parse_args()
-    print("%-26s %6s %-15s %9s %9s %16s %14s" % ("plan", "layers", "verdict", "time (s)",
+    print("%-26s %6s %-24s %9s %9s %16s %14s" % ("plan", "layers", "verdict", "time (s)",
                                                 "peak (MB)", "elements (full)", "(reduced)"))
     for plan in a.plans:
         for layers in a.layers:
@@ -59,7 +63,7 @@ def main():
             except subprocess.TimeoutExpired:
                 print("%-26s %6d timeout after %d s" % (plan, layers, a.timeout))
                 continue
-            print("%-26s %6d %-15s %9.1f %9.0f %16d %14d" % (
+            print("%-26s %6d %-24s %9.1f %9.0f %16d %14d" % (
                 plan, layers, v, wall, peak, red.get("full_elements", 0),
                 red.get("reduced_elements", 0)), flush=True)
             for name in ["x", "layers.0.w_q", "layers.0.w_k", "layers.0.w_gate", "lm_head"]:

@@ -1,0 +1,41 @@
+#include "check/stage_cuts.h"
+
+#include <unordered_map>
+
+namespace onnx_tv::prove {
+
+StageCuts::StageCuts(solver::Context& ctx, const ir::Graph& spec, size_t max_terms)
+    : ctx_(ctx), max_terms_(max_terms) {
+  std::unordered_map<std::string, bool> summed;  // tensor -> every consumer so far adds it
+  for (const auto& node : spec.nodes) {
+    const bool adds = node.domain.empty() && (node.op_type == "Add" || node.op_type == "Sub" ||
+                                              node.op_type == "Sum");
+    for (const auto& in : node.inputs)
+      if (!in.empty()) {
+        auto [it, fresh] = summed.emplace(in, adds);
+        if (!fresh) it->second = it->second && adds;
+      }
+  }
+  for (const auto& vi : spec.outputs) summed[vi.name] = false;
+  for (const auto& [name, only] : summed)
+    if (only) summed_only_.insert(name);
+}
+
+void StageCuts::check_size(const std::string& name, const ir::Tensor& t) const {
+  for (const auto& v : t.data)
+    if (ctx_.term_count(v) > max_terms_) throw StagesDiverged{name};
+}
+
+void StageCuts::on_spec_tensor(const std::string& name, ir::Tensor& t) {
+  check_size(name, t);
+  if (!ir::is_float(t.dtype) || summed_only_.count(name)) return;
+  for (auto& v : t.data) v = ctx_.cut(v);
+}
+
+void StageCuts::on_rank_tensor(const std::string& name, ir::Tensor& t) {
+  check_size(name, t);
+  if (!ir::is_float(t.dtype)) return;  // integer values are sizes and indices: constants
+  for (auto& v : t.data) v = ctx_.known_cut(v);
+}
+
+}  // namespace onnx_tv::prove

@@ -1,0 +1,70 @@
+// Stage cuts: cut() keeps a value as one definition atom, known_cut() reuses an atom only
+// where a cut made it, and equal_unfolding() expands only as far as two forms need.
+#include <gtest/gtest.h>
+
+#include "solver/context.h"
+
+namespace onnx_tv::solver {
+namespace {
+
+TEST(Cuts, CutIsTheSameValueAsOneAtom) {
+  Context c;
+  Value x = c.symbol("x"), y = c.symbol("y"), z = c.symbol("z"), w = c.symbol("w");
+  Value v = c.add(c.mul(x, y), z);
+  Value cut = c.cut(v);
+  EXPECT_NE(cut, v);
+  EXPECT_EQ(c.term_count(c.mul(cut, w)), 1u);  // later products see one atom
+  EXPECT_EQ(c.expand_definitions(cut, 100), v);
+  EXPECT_EQ(c.cut(v), cut);  // the same value, the same atom
+}
+
+TEST(Cuts, ConstantsAndAtomsAreNotCut) {
+  Context c;
+  Value x = c.symbol("x");
+  EXPECT_EQ(c.cut(c.constant(3)), c.constant(3));
+  EXPECT_EQ(c.cut(x), x);
+  Value two_x = c.mul(c.constant(2), x);
+  EXPECT_EQ(c.cut(two_x), two_x);
+}
+
+TEST(Cuts, KnownCutOnlyWhereACutMadeTheAtom) {
+  Context c;
+  Value x = c.symbol("x"), y = c.symbol("y");
+  Value v = c.add(x, y);
+  EXPECT_EQ(c.known_cut(v), v);
+  Value cut = c.cut(v);
+  // A multiple of the cut value (a rank's local mean, say) meets the same atom.
+  Value scaled = c.mul(c.constant(Rational(1, 2)), v);
+  EXPECT_EQ(c.known_cut(scaled), c.mul(c.constant(Rational(1, 2)), cut));
+  Value other = c.sub(x, y);
+  EXPECT_EQ(c.known_cut(other), other);
+}
+
+TEST(Cuts, UnfoldingMeetsSidesCutDifferently) {
+  Context c;
+  Value x = c.symbol("x"), y = c.symbol("y"), z = c.symbol("z");
+  // The spec cut x + y, then (x + y) * z; a rank computed x*z + y*z in one go.
+  Value a = c.cut(c.add(x, y));
+  Value spec = c.cut(c.mul(a, z));
+  Value rank = c.add(c.mul(x, z), c.mul(y, z));
+  EXPECT_NE(spec, rank);
+  EXPECT_TRUE(c.equal_unfolding(spec, rank, 1000));
+  EXPECT_FALSE(c.equal_unfolding(spec, c.add(rank, x), 1000));
+}
+
+TEST(Cuts, UnfoldingGivesUpPastItsBudget) {
+  Context c;
+  std::vector<Value> xs, ys;
+  for (int i = 0; i < 30; ++i) {
+    xs.push_back(c.symbol("x" + std::to_string(i)));
+    ys.push_back(c.symbol("y" + std::to_string(i)));
+  }
+  Value sx = c.sum(xs), sy = c.sum(ys);
+  Value spec = c.mul(c.cut(sx), c.cut(sy));
+  Value rank = c.expand_definitions(spec, 10'000).value();  // 900 terms
+  EXPECT_TRUE(c.equal_unfolding(spec, rank, 1000));
+  EXPECT_FALSE(c.equal_unfolding(spec, rank, 100));  // undecided, never a false "equal"
+}
+
+}  // namespace
+}  // namespace onnx_tv::solver
