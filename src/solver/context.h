@@ -148,12 +148,13 @@ class Context {
   // an earlier cut made the atom (another side computed the same value), else v unchanged.
   Value cut(Value v);
   Value known_cut(Value v);
-  // Whether a and b are equal, found by expanding definitions that occur as a factor on one
-  // side only, newest first, one at a time, until the forms meet (true) or nothing is left to
-  // expand, a polynomial exceeds `max_terms` or `max_steps` expansions were made (false,
-  // which decides nothing). Where stages were cut differently on the two sides, this
-  // expands only the stages in between, not the whole program.
-  bool equal_unfolding(Value a, Value b, size_t max_terms, int max_steps = 64);
+  // Whether a and b are equal, found by expanding definitions one at a time, newest first,
+  // among those that occur in the terms where the two forms differ (on both sides where both
+  // hold it), until the forms meet (true) or nothing is left to expand, a polynomial exceeds
+  // `max_terms` or `max_steps` expansions were made (false, which decides nothing). Where
+  // stages were cut differently on the two sides, this expands only the stages in between,
+  // not the whole program.
+  bool equal_unfolding(Value a, Value b, size_t max_terms, int max_steps = 256);
   // Changes the threshold above which product factors become definitions (kDefineAbove).
   void set_define_above(size_t terms);
 

@@ -3,6 +3,7 @@
 // share. Atoms, monomials and polynomials live in vectors and are named by their index; an
 // intern table per kind maps content to index, so building a node that exists returns it.
 #include <cstdint>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -149,6 +150,9 @@ struct Context::Impl {
   // v = c * m * body, the form cut() keeps (see cuts.cpp); false when there is nothing to
   // cut (a constant times a small monomial).
   bool cut_form(Value v, SmallRational* c, MonoId* m, PolyId* body);
+  // For equal_unfolding (cuts.cpp).
+  std::set<AtomId> differing_definitions(PolyId a, PolyId b) const;
+  bool has_factor(PolyId p, AtomId d) const;
   // Whether a factor with `terms` terms is kept as a definition in a product with a factor
   // that is not a constant.
   bool defines(size_t terms) const { return defining && terms > define_above; }

@@ -48,20 +48,34 @@ Value Context::known_cut(Value v) {
   return impl_->term_value(impl_->mono_mul(m, impl_->mono_of_atom(it->second, 1)), c);
 }
 
-namespace {
-
-// Definition atoms that occur as factors of v's terms.
-std::set<AtomId> top_definitions(const Context& ctx, Value v) {
+// Definition atoms that occur as factors of the terms in which a and b differ (a monomial
+// only one side has, or the same monomial with another coefficient): the ones to expand.
+std::set<AtomId> Context::Impl::differing_definitions(PolyId a, PolyId b) const {
   std::set<AtomId> out;
-  if (!v.is_finite()) return out;
-  const size_t n = ctx.poly_term_count(v.poly);
-  for (size_t i = 0; i < n; ++i)
-    for (const auto& [a, e] : ctx.term(v.poly, i).factors)
-      if (ctx.atom(a).fn == Fn::Def) out.insert(a);
+  auto note = [&](MonoId m) {
+    for (const Factor& f : monos[m].factors)
+      if (atoms[f.first].fn == Fn::Def) out.insert(f.first);
+  };
+  const auto& ta = polys[a].terms;
+  const auto& tb = polys[b].terms;
+  std::set<std::pair<MonoId, uint64_t>> in_b;
+  for (const Term& t : tb) in_b.emplace(t.first, t.second.hash());
+  std::set<std::pair<MonoId, uint64_t>> in_a;
+  for (const Term& t : ta) {
+    in_a.emplace(t.first, t.second.hash());
+    if (!in_b.count({t.first, t.second.hash()})) note(t.first);
+  }
+  for (const Term& t : tb)
+    if (!in_a.count({t.first, t.second.hash()})) note(t.first);
   return out;
 }
 
-}  // namespace
+bool Context::Impl::has_factor(PolyId p, AtomId d) const {
+  for (const Term& t : polys[p].terms)
+    for (const Factor& f : monos[t.first].factors)
+      if (f.first == d) return true;
+  return false;
+}
 
 bool Context::equal_unfolding(Value a, Value b, size_t max_terms, int max_steps) {
   struct Restore {
@@ -94,17 +108,17 @@ bool Context::equal_unfolding(Value a, Value b, size_t max_terms, int max_steps)
   for (int step = 0; step <= max_steps; ++step) {
     if (a == b) return true;
     if (!a.is_finite() || !b.is_finite()) return false;
-    const std::set<AtomId> da = top_definitions(*this, a), db = top_definitions(*this, b);
-    AtomId newest = 0;
-    bool found = false, in_a = false;
-    for (AtomId d : da)
-      if (!db.count(d) && (!found || d > newest)) newest = d, found = true, in_a = true;
-    for (AtomId d : db)
-      if (!da.count(d) && (!found || d > newest)) newest = d, found = true, in_a = false;
-    if (!found) return false;
-    auto next = expand(in_a ? a : b, newest);
-    if (!next) return false;
-    (in_a ? a : b) = *next;
+    // Both sides may hold the newest differing definition: expanding it in both keeps each
+    // side its own value, and removes it from the comparison.
+    const std::set<AtomId> differing = impl_->differing_definitions(a.poly, b.poly);
+    if (differing.empty()) return false;
+    const AtomId newest = *differing.rbegin();
+    for (Value* side : {&a, &b}) {
+      if (!impl_->has_factor(side->poly, newest)) continue;
+      auto next = expand(*side, newest);
+      if (!next) return false;
+      *side = *next;
+    }
   }
   return false;
 }
