@@ -1,6 +1,7 @@
 // Stage cuts: definitions made on purpose at stage boundaries, and the comparison that
 // expands them only as far as two forms need (see the notes on cut() in context.h).
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "solver/context_impl.h"
@@ -95,7 +96,16 @@ bool Context::equal_unfolding(Value a, Value b, size_t max_terms, int max_steps)
       const std::vector<Factor> factors(tv.factors.begin(), tv.factors.end());
       Value t = constant(coef);
       for (const auto& [x, e] : factors) {
-        Value f = x == d ? pow(body, constant(e.to_rational())) : impl_->value_of_atom(x, e);
+        // Give up before building a power or a product certain to be far past the budget
+        // (the number of terms multiplies): a body of a few thousand terms squared would
+        // take all memory before any check after the fact.
+        const Rational ex = e.to_rational();
+        if (x == d && ex > 1 && ex.get_den() == 1 &&
+            std::pow(double(term_count(body)), ex.get_d()) > 16.0 * double(max_terms))
+          return std::nullopt;
+        Value f = x == d ? pow(body, constant(ex)) : impl_->value_of_atom(x, e);
+        if (double(term_count(t)) * double(term_count(f)) > 16.0 * double(max_terms))
+          return std::nullopt;
         t = mul(t, f);
         if (term_count(t) > max_terms) return std::nullopt;
       }

@@ -66,5 +66,20 @@ TEST(Cuts, UnfoldingGivesUpPastItsBudget) {
   EXPECT_FALSE(c.equal_unfolding(spec, rank, 100));  // undecided, never a false "equal"
 }
 
+TEST(Cuts, UnfoldingRefusesAPowerFarPastItsBudget) {
+  // def(a sum of 400 symbols)^4 would have about a billion terms: unfolding must give up
+  // before building it, not after (memory would run out first).
+  Context c;
+  std::vector<Value> xs;
+  for (int i = 0; i < 400; ++i) xs.push_back(c.symbol("x" + std::to_string(i)));
+  Value d = c.cut(c.sum(xs));
+  Value fourth = c.pow(d, c.constant(4));
+  EXPECT_FALSE(c.equal_unfolding(fourth, c.mul(c.constant(2), fourth), 20'000));
+  // A product of two big unfoldings is refused the same way.
+  Value e = c.cut(c.sum(std::vector<Value>{xs[0], xs[1], xs[2], c.symbol("z")}));
+  Value product = c.mul(c.mul(d, e), c.cut(c.add(c.sum(xs), c.symbol("w"))));
+  EXPECT_FALSE(c.equal_unfolding(product, c.mul(c.constant(2), product), 20'000));
+}
+
 }  // namespace
 }  // namespace onnx_tv::solver
