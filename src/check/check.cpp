@@ -163,8 +163,8 @@ bool reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Graph& 
 }
 
 // One exact run: both sides symbolically, obligations compared, a failure explained. A staged
-// run (check/stage_cuts.h) only ever concludes EQUIVALENT: anything else it leaves UNKNOWN,
-// unexplained, for the whole-program runs.
+// run (check/stage_cuts.h) compares each obligation as a whole-program run does, with
+// unfolding first; its UNKNOWN is left to the whole-program runs (see run()).
 void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& spec,
                 const frontend::Plan& plan, const prove::LinkedPlan& linked,
                 const prove::BoundPlan& bound, size_t define_above, bool staged) {
@@ -193,26 +193,34 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
   report(options, "compare", 0, 1);
   // Different canonical forms: a quick witness search refutes real differences; otherwise the
   // forms may differ only in how products were kept unexpanded, so expand and compare again.
+  bool undecided = false;  // staged: an obligation neither met nor refuted
   auto same = [&](solver::Value a, solver::Value b) {
-    // A staged run is abandoned at its first unmet obligation: the whole-program runs decide.
-    if (staged && !ctx.equal_unfolding(a, b, kStagedBudget)) throw prove::StagesDiverged{};
-    if (staged) return true;
+    // Definitions evaluate to their bodies, so a witness refutes cut forms as it refutes
+    // expanded ones.
+    // Tried first: unfolding a real difference runs to the budget.
     if (prove::find_witness(ctx, a, b, options.witness_seed, 24, false)) return false;
-    auto x = ctx.expand_definitions(a, kExpansionBudget);
-    if (!x) return false;
-    auto y = ctx.expand_definitions(b, kExpansionBudget);
-    return y && *x == *y;
+    if (!staged) {
+      auto x = ctx.expand_definitions(a, kExpansionBudget);
+      if (!x) return false;
+      auto y = ctx.expand_definitions(b, kExpansionBudget);
+      return y && *x == *y;
+    }
+    // Unfolding only the stages between where the two sides last met. Cut forms are not
+    // expanded whole (powers of cut atoms make that blow up where a whole-program form does
+    // not): an obligation unfolding does not meet is left undecided. It counts as failing,
+    // as a whole-program run counts one past its budget; the staged run can then no longer
+    // conclude EQUIVALENT, and its NOT EQUIVALENT stands only if the failure it explains has
+    // a witness (see run()). Once one is undecided, unfolding the rest is wasted work.
+    if (!undecided && ctx.equal_unfolding(a, b, kStagedBudget)) return true;
+    undecided = true;
+    return false;
   };
   auto failed = prove::failures(ctx, obs, spec_env, envs, same, res.stats.elements_compared);
   report(options, "compare", 1, 1);
   fill_stats(res, ctx, spec_env, envs);
+  res.stats.staged = staged;
   if (failed.empty()) {
     res.verdict = Verdict::Equivalent;
-    res.stats.staged = staged;
-    return;
-  }
-  if (staged) {
-    res.verdict = Verdict::Unknown;
     return;
   }
   // Explain the failure of the earliest spec output (in the spec's output order): outputs
@@ -256,14 +264,14 @@ void run(CheckResult& res, const std::string& spec_path, const std::string& shar
   for (int64_t r = 0; r < plan.world_size; ++r)
     res.stats.rank_nodes += int64_t(plan.program_of(r).nodes.size());
 
-  if (options.stages) {  // scales with depth, but only ever concludes EQUIVALENT
+  if (options.stages) {  // scales with depth; an UNKNOWN is left to the whole-program runs
     CheckResult attempt = res;
     try {
       prove_plan(attempt, options, spec, plan, linked, bound, kDefineThresholds[0], true);
     } catch (const prove::StagesDiverged&) {
       attempt.verdict = Verdict::Unknown;
     }
-    if (attempt.verdict == Verdict::Equivalent) {
+    if (attempt.verdict == Verdict::Equivalent || attempt.verdict == Verdict::NotEquivalent) {
       res = std::move(attempt);
       return;
     }

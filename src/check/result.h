@@ -54,7 +54,7 @@ struct CheckStats {
   int64_t max_terms = 0;      // largest polynomial, in terms
   int64_t atoms = 0;          // distinct atoms interned
   int64_t polynomials = 0;    // distinct polynomials interned
-  bool staged = false;        // proven with stage cuts (check/stage_cuts.h)
+  bool staged = false;        // decided with stage cuts (check/stage_cuts.h)
   double seconds = 0;
 };
 

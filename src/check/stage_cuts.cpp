@@ -33,9 +33,17 @@ void StageCuts::on_spec_tensor(const std::string& name, ir::Tensor& t) {
 }
 
 void StageCuts::on_rank_tensor(const std::string& name, ir::Tensor& t) {
-  check_size(name, t);
-  if (!ir::is_float(t.dtype)) return;  // integer values are sizes and indices: constants
-  for (auto& v : t.data) v = ctx_.known_cut(v);
+  if (!ir::is_float(t.dtype)) {  // integer values are sizes and indices: constants
+    check_size(name, t);
+    return;
+  }
+  // A large value the spec never cut (a wrong value downstream of a bug, most often) is cut
+  // on its own: exact like every cut, and what follows it stays small. It meets the spec
+  // only by unfolding.
+  for (auto& v : t.data) {
+    v = ctx_.known_cut(v);
+    if (ctx_.term_count(v) > max_terms_) v = ctx_.cut(v);
+  }
 }
 
 }  // namespace onnx_tv::prove

@@ -17,8 +17,8 @@
 
 namespace onnx_tv::prove {
 
-// Thrown when a value on either side grows past the limit given to StageCuts: the sides no
-// longer meet at cuts, and a whole-program run does better.
+// Thrown when a spec value that is not cut grows past the limit given to StageCuts: the
+// sides no longer meet at cuts, and a whole-program run does better.
 struct StagesDiverged {
   std::string tensor;
 };
@@ -34,7 +34,7 @@ class StageCuts {
   void on_spec_tensor(const std::string& name, ir::Tensor& t);
 
   // A rank tensor: every element the spec cut (up to a constant and monomial factor) takes
-  // the spec's atom.
+  // the spec's atom; any other element past the size limit becomes an atom of its own.
   void on_rank_tensor(const std::string& name, ir::Tensor& t);
 
  private:

@@ -1,5 +1,5 @@
 // Stage-wise proofs through the binary: correct zoo plans are proven with stage cuts and
-// without them alike, and a seeded bug is never concluded by the staged run.
+// without them alike, and seeded bugs are refuted and located alike.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -40,12 +40,36 @@ TEST(Stages, CorrectPlansProveWithAndWithoutCuts) {
   }
 }
 
-TEST(Stages, SeededBugIsDecidedByTheWholeProgramRun) {
-  int code = -1;
-  auto j = check_json("l1_b4_gqa", "bugs/dp2_microbatch_missing_last_op", "", &code);
-  EXPECT_EQ(code, 1);
-  EXPECT_EQ(j["verdict"], "NOT EQUIVALENT");
-  EXPECT_EQ(j["stats"]["staged"], false);
+// A seeded bug is refuted by the staged run itself, with the location the whole-program run
+// gives: a misused collective (an all-gather where an all-reduce belongs) and a missing
+// reduction, both found by summing rank tensors over their group, which a staged run must
+// compare with the spec's cut atoms.
+TEST(Stages, SeededBugsAreRefutedAndLocatedAsWithoutCuts) {
+  struct Bug {
+    const char *model, *plan, *output, *node;
+  };
+  const Bug bugs[] = {
+      {"l1_b4_gqa", "bugs/dp2_allreduce_as_allgather", "grad_layers.0.w_q",
+       "/grad_sync/layers.0.w_q/AllReduce"},
+      {"l1_b2_mha", "bugs/tp2_missing_backward_reduce", "grad_x",
+       "/mb1/layers.0/attn/Add_input_grad_1"},
+  };
+  for (const auto& b : bugs) {
+    int code = -1;
+    auto staged = check_json(b.model, b.plan, "", &code);
+    EXPECT_EQ(code, 1) << b.plan;
+    EXPECT_EQ(staged["verdict"], "NOT EQUIVALENT") << b.plan;
+    EXPECT_EQ(staged["stats"]["staged"], true) << b.plan;
+    EXPECT_EQ(staged["mismatch"]["spec_output"], b.output) << b.plan;
+    EXPECT_EQ(staged["mismatch"]["rank_node"]["node"], b.node) << b.plan;
+    EXPECT_FALSE(staged["mismatch"]["witness"].empty()) << b.plan;
+    auto whole = check_json(b.model, b.plan, " --no-stages", &code);
+    EXPECT_EQ(code, 1) << b.plan;
+    EXPECT_EQ(whole["stats"]["staged"], false) << b.plan;
+    EXPECT_EQ(whole["mismatch"]["spec_output"], staged["mismatch"]["spec_output"]) << b.plan;
+    EXPECT_EQ(whole["mismatch"]["rank_node"], staged["mismatch"]["rank_node"]) << b.plan;
+    EXPECT_EQ(whole["mismatch"]["spec_node"], staged["mismatch"]["spec_node"]) << b.plan;
+  }
 }
 
 }  // namespace
