@@ -51,8 +51,17 @@ std::vector<int64_t> add(const std::vector<int64_t>& a, const std::vector<int64_
   return out;
 }
 
+// Whether a and b are the same polynomial once every definition is expanded (false past the
+// budget).
+bool expand_equal(solver::Context& ctx, solver::Value a, solver::Value b) {
+  auto x = ctx.expand_definitions(a, kExpansionBudget);
+  if (!x) return false;
+  auto y = ctx.expand_definitions(b, kExpansionBudget);
+  return y && *x == *y;
+}
+
 // Builds the NOT EQUIVALENT (or UNKNOWN) result for a failing obligation.
-void explain_failure(CheckResult& res, solver::Context& ctx, const CheckOptions& options,
+void explain_failure(CheckResult& res, solver::Context& ctx, prove::WitnessSearch& search,
                      const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
                      const prove::LinkedPlan& linked, const std::vector<Env>& envs,
                      const std::vector<prove::Obligation>& obs, const prove::Failure& f) {
@@ -71,7 +80,7 @@ void explain_failure(CheckResult& res, solver::Context& ctx, const CheckOptions&
   }
   m.spec_expr = ctx.to_string(f.spec_value);
   m.plan_expr = ctx.to_string(f.plan_value);
-  auto w = prove::find_witness(ctx, f.spec_value, f.plan_value, options.witness_seed);
+  auto w = search.find(f.spec_value, f.plan_value, 64, true);
   if (!w) {
     res.verdict = Verdict::Unknown;
     res.message = "spec output '" + ob.spec + "' element " + ir::index_string(m.element) +
@@ -191,31 +200,27 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
 
   auto obs = prove::build_obligations(spec, plan, bound, spec_env, envs, res.warnings);
   report(options, "compare", 0, 1);
-  // Different canonical forms: a quick witness search refutes real differences; otherwise the
-  // forms may differ only in how products were kept unexpanded, so expand and compare again.
-  bool undecided = false;  // staged: an obligation neither met nor refuted
-  auto same = [&](solver::Value a, solver::Value b) {
+  // Different canonical forms: a witness refutes real differences; otherwise the forms may
+  // differ only in how products were kept unexpanded. A whole-program run expands them; a
+  // staged run unfolds only the stages between where the two sides last met, as cut forms
+  // expanded whole blow up (powers of cut atoms) where a whole-program form does not. Either
+  // leaves a pair it cannot meet within its budget undecided: the run can then no longer
+  // conclude EQUIVALENT, and the pair is explained only if no other is refuted. Once one is
+  // undecided, meeting the rest is wasted work, so the rest are only tried for a witness.
+  prove::WitnessSearch search(ctx, options.witness_seed);
+  bool undecided = false;
+  auto compare = [&](solver::Value a, solver::Value b) {
     // Definitions evaluate to their bodies, so a witness refutes cut forms as it refutes
-    // expanded ones.
-    // Tried first: unfolding a real difference runs to the budget.
-    if (prove::find_witness(ctx, a, b, options.witness_seed, 24, false)) return false;
-    if (!staged) {
-      auto x = ctx.expand_definitions(a, kExpansionBudget);
-      if (!x) return false;
-      auto y = ctx.expand_definitions(b, kExpansionBudget);
-      return y && *x == *y;
+    // expanded ones. Tried first: meeting a real difference runs to the budget.
+    if (search.find(a, b, 24, false)) return prove::Comparison::Refuted;
+    if (!undecided) {
+      if (staged ? ctx.equal_unfolding(a, b, kStagedBudget) : expand_equal(ctx, a, b))
+        return prove::Comparison::Same;
+      undecided = true;
     }
-    // Unfolding only the stages between where the two sides last met. Cut forms are not
-    // expanded whole (powers of cut atoms make that blow up where a whole-program form does
-    // not): an obligation unfolding does not meet is left undecided. It counts as failing,
-    // as a whole-program run counts one past its budget; the staged run can then no longer
-    // conclude EQUIVALENT, and its NOT EQUIVALENT stands only if the failure it explains has
-    // a witness (see run()). Once one is undecided, unfolding the rest is wasted work.
-    if (!undecided && ctx.equal_unfolding(a, b, kStagedBudget)) return true;
-    undecided = true;
-    return false;
+    return prove::Comparison::Undecided;
   };
-  auto failed = prove::failures(ctx, obs, spec_env, envs, same, res.stats.elements_compared);
+  auto failed = prove::failures(ctx, obs, spec_env, envs, compare, res.stats.elements_compared);
   report(options, "compare", 1, 1);
   fill_stats(res, ctx, spec_env, envs);
   res.stats.staged = staged;
@@ -223,24 +228,33 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
     res.verdict = Verdict::Equivalent;
     return;
   }
-  // Explain the failure of the earliest spec output (in the spec's output order): outputs
-  // come loss first in training graphs, and the first is what a user looks at.
-  const prove::Failure* chosen = nullptr;
-  for (const auto& vi : spec.outputs)
-    for (const auto& f : failed) {
-      const std::string& name = obs[f.obligation].spec;
-      if (name != vi.name) continue;
-      if (std::find(res.failing_outputs.begin(), res.failing_outputs.end(), name) ==
-          res.failing_outputs.end())
-        res.failing_outputs.push_back(name);
-      if (!chosen) chosen = &f;
-    }
-  for (const auto& f : failed)  // bindings on spec inputs or initializers come last
-    if (std::find(res.failing_outputs.begin(), res.failing_outputs.end(), obs[f.obligation].spec) ==
-        res.failing_outputs.end())
+  // Explain the earliest refuted spec output (in the spec's output order), else the earliest
+  // undecided one: outputs come loss first in training graphs, and the first is what a user
+  // looks at. Bindings on spec inputs or initializers come after every output.
+  auto rank_of = [&](const prove::Failure& f) {
+    const std::string& name = obs[f.obligation].spec;
+    size_t i = 0;
+    while (i < spec.outputs.size() && spec.outputs[i].name != name) ++i;
+    return std::pair{!f.refuted, i};
+  };
+  // An undecided output ahead of every refuted one gets the explanation's longer witness
+  // search first, so that the report names it when it is wrong too.
+  size_t first_refuted = spec.outputs.size() + 1;
+  for (const auto& f : failed)
+    if (f.refuted) first_refuted = std::min(first_refuted, rank_of(f).second);
+  for (auto& f : failed)
+    if (!f.refuted && rank_of(f).second < first_refuted)
+      f.refuted = search.find(f.spec_value, f.plan_value, 64, false).has_value();
+  std::stable_sort(failed.begin(), failed.end(),
+                   [&](const auto& x, const auto& y) { return rank_of(x) < rank_of(y); });
+  for (const auto& f : failed)
+    if (f.refuted && std::find(res.failing_outputs.begin(), res.failing_outputs.end(),
+                               obs[f.obligation].spec) == res.failing_outputs.end())
       res.failing_outputs.push_back(obs[f.obligation].spec);
-  if (!chosen) chosen = &failed[0];
-  explain_failure(res, ctx, options, spec, spec_env, plan, linked, envs, obs, *chosen);
+  const prove::Failure* chosen = &failed[0];
+  explain_failure(res, ctx, search, spec, spec_env, plan, linked, envs, obs, *chosen);
+  if (res.verdict == Verdict::NotEquivalent && res.failing_outputs.empty())
+    res.failing_outputs.push_back(obs[chosen->obligation].spec);
 }
 
 // Where products are kept as definitions decides whether equal values get equal canonical

@@ -100,21 +100,28 @@ solver::Value plan_value(solver::Context& ctx, const Obligation& ob,
 
 std::vector<Failure> failures(solver::Context& ctx, const std::vector<Obligation>& obs,
                               const Env& spec_env, const std::vector<Env>& envs,
-                              const SameValue& same, int64_t& compared) {
+                              const CompareValues& compare, int64_t& compared) {
   std::vector<Failure> out;
   for (size_t k = 0; k < obs.size(); ++k) {
     const auto& ob = obs[k];
     const ir::Tensor& whole = spec_env.values.at(ob.spec);
     const int64_t n = ir::element_count(region_shape(ob.region));
+    std::optional<Failure> first_undecided;
     for (int64_t i = 0; i < n; ++i) {
       ++compared;
       solver::Value want = whole.data[spec_offset(whole.shape, ob.region, i)];
       solver::Value got = plan_value(ctx, ob, envs, i);
-      if (!(want == got) && !same(want, got)) {
-        out.push_back(Failure{k, i, want, got});
+      if (want == got) continue;
+      const Comparison c = compare(want, got);
+      if (c == Comparison::Refuted) {
+        first_undecided.reset();
+        out.push_back(Failure{k, i, want, got, true});
         break;
       }
+      if (c == Comparison::Undecided && !first_undecided)
+        first_undecided = Failure{k, i, want, got, false};
     }
+    if (first_undecided) out.push_back(*first_undecided);
   }
   return out;
 }

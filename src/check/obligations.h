@@ -25,23 +25,30 @@ std::vector<Obligation> build_obligations(const ir::Graph& spec, const frontend:
                                           const std::vector<Env>& envs,
                                           std::vector<std::string>& unused);
 
-// The first element where an obligation fails.
+// How two values whose canonical forms differ compare (they may still be equal where the sides
+// built products differently: see definitions in solver/context.h).
+enum class Comparison {
+  Same,       // proven equal
+  Refuted,    // a witness point separates them
+  Undecided,  // neither: the forms differ, no point tried separates them
+};
+using CompareValues = std::function<Comparison(solver::Value spec, solver::Value plan)>;
+
+// Where an obligation fails: its first refuted element, else its first undecided one.
 struct Failure {
   size_t obligation = 0;
   int64_t offset = 0;           // row-major offset inside the region
   solver::Value spec_value;
   solver::Value plan_value;     // the replica's value, or the partial set's sum
+  bool refuted = false;         // a witness separates the two values
 };
 
-// Decides two values whose canonical forms differ (they may still be equal where the sides
-// built products differently: see definitions in solver/context.h).
-using SameValue = std::function<bool(solver::Value spec, solver::Value plan)>;
-
-// Compares every obligation; returns the first failing element of each failing obligation
-// (empty when all hold) and counts the elements compared.
+// Compares every obligation; returns one failure per failing obligation (empty when all hold)
+// and counts the elements compared. An undecided element does not end an obligation's scan:
+// a later element may still be refuted, which is what a verdict needs.
 std::vector<Failure> failures(solver::Context& ctx, const std::vector<Obligation>& obs,
                               const Env& spec_env, const std::vector<Env>& envs,
-                              const SameValue& same, int64_t& compared);
+                              const CompareValues& compare, int64_t& compared);
 
 // The value of an obligation's plan side at one region offset.
 solver::Value plan_value(solver::Context& ctx, const Obligation& ob,

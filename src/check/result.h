@@ -85,7 +85,7 @@ struct CheckResult {
   Verdict verdict = Verdict::Unknown;
   std::string message;                 // for input errors and UNKNOWN: what and where
   std::optional<Mismatch> mismatch;    // for NOT EQUIVALENT: the first failing output, in detail
-  std::vector<std::string> failing_outputs;  // every spec output some binding fails on
+  std::vector<std::string> failing_outputs;  // every spec output some binding is refuted on
   std::vector<std::string> warnings;   // e.g. rank outputs no binding names
   CheckStats stats;
   Reduction reduction;

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <random>
 #include <set>
 #include <sstream>
 #include <unordered_set>
@@ -48,15 +47,19 @@ std::string number_text(solver::Evaluator& ev, solver::Value v) {
   return os.str();
 }
 
-bool differs(const solver::Context& ctx, solver::Value a, solver::Value b,
-             const std::map<std::string, solver::Rational>& point) {
+bool differs(solver::Evaluator& ev, solver::Value a, solver::Value b) {
   if (!a.is_finite() || !b.is_finite()) return true;  // the values differ, so one is finite or the signs differ
-  solver::Evaluator ev(ctx, [&](const std::string& s) { return point.at(s); });
   if (auto qa = ev.exact(a), qb = ev.exact(b); qa && qb) return *qa != *qb;
   long double x = ev.approx(a), y = ev.approx(b);
   if (std::isnan(x) || std::isnan(y)) return false;
   const long double scale = std::max({1.0L, std::fabs(x), std::fabs(y)});
   return std::fabs(x - y) > 1e-9L * scale;
+}
+
+bool differs(const solver::Context& ctx, solver::Value a, solver::Value b,
+             const std::map<std::string, solver::Rational>& point) {
+  solver::Evaluator ev(ctx, [&](const std::string& s) { return point.at(s); });
+  return differs(ev, a, b);
 }
 
 // Sets as many inputs to 0 as it can while the two sides still differ, in halving chunks, so
@@ -82,6 +85,25 @@ void shrink(const solver::Context& ctx, solver::Value a, solver::Value b,
   }
 }
 
+// splitmix64: a well-mixed stream from any 64-bit state, cheap enough to seed per symbol.
+uint64_t next(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// FNV-1a: a name hash fixed across platforms and runs (std::hash is neither).
+uint64_t name_hash(const std::string& s) {
+  uint64_t h = 0xCBF29CE484222325ull;
+  for (unsigned char ch : s) h = (h ^ ch) * 0x100000001B3ull;
+  return h;
+}
+
+// Evaluators kept across comparisons hold a memo entry per polynomial reached; past this many
+// in all they are dropped and rebuilt, which bounds memory on the largest programs.
+constexpr size_t kMaxMemo = 8'000'000;
+
 }  // namespace
 
 std::vector<std::string> symbols_of(const solver::Context& ctx, solver::Value v) {
@@ -92,31 +114,47 @@ std::vector<std::string> symbols_of(const solver::Context& ctx, solver::Value v)
   return {out.begin(), out.end()};
 }
 
-std::optional<Witness> find_witness(const solver::Context& ctx, solver::Value a, solver::Value b,
-                                    uint64_t seed, int tries, bool shrink_it) {
-  std::vector<std::string> names = symbols_of(ctx, a);
-  for (const auto& s : symbols_of(ctx, b)) names.push_back(s);
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  std::mt19937_64 rng(seed);
+WitnessSearch::WitnessSearch(const solver::Context& ctx, uint64_t seed) : ctx_(ctx), seed_(seed) {}
+WitnessSearch::~WitnessSearch() = default;
+
+solver::Rational WitnessSearch::value(int t, const std::string& name) const {
+  uint64_t state = seed_ ^ name_hash(name) ^ (uint64_t(t) + 1) * 0xD1B54A32D192ED03ull;
+  const long span = t < 16 ? 3 : t < 40 ? 9 : 97;
+  if (t % 4 == 1)
+    return next(state) % 8 == 0 ? solver::Rational(long(next(state) % 9) - 4, 16)
+                                : solver::Rational(0);
+  if (t % 4 == 3) {
+    const long k = long(next(state) % 4) + 1;
+    return solver::Rational(next(state) % 2 ? k : -k, 16);
+  }
+  const long v = long(next(state) % uint64_t(2 * span + 1)) - span;
+  return t < 40 ? solver::Rational(v) : solver::Rational(v, long(next(state) % 7) + 2);
+}
+
+solver::Evaluator& WitnessSearch::evaluator(int t) {
+  if (size_t(t) >= evaluators_.size()) evaluators_.resize(size_t(t) + 1);
+  auto& ev = evaluators_[size_t(t)];
+  if (!ev)
+    ev = std::make_unique<solver::Evaluator>(ctx_,
+                                             [this, t](const std::string& s) { return value(t, s); });
+  return *ev;
+}
+
+std::optional<Witness> WitnessSearch::find(solver::Value a, solver::Value b, int tries,
+                                           bool shrink_it) {
+  size_t held = 0;
+  for (const auto& ev : evaluators_) held += ev ? ev->memo_size() : 0;
+  if (held > kMaxMemo) evaluators_.clear();
   for (int t = 0; t < tries; ++t) {
-    // Small integers first (readable witnesses), then wider ranges and fractions. Every other
-    // try is sparse and small (most inputs 0, the rest within 1/4): on deep programs dense
-    // points drive exp() and products beyond what floating point can tell apart.
-    const int span = t < 16 ? 3 : t < 40 ? 9 : 97;
-    const bool sparse = t % 2 == 1;
+    if (!differs(evaluator(t), a, b)) continue;
+    std::vector<std::string> names = symbols_of(ctx_, a);
+    for (const auto& s : symbols_of(ctx_, b)) names.push_back(s);
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
     std::map<std::string, solver::Rational> point;
-    for (const auto& n : names) {
-      long v = long(rng() % (2 * span + 1)) - span;
-      if (sparse)
-        point[n] = rng() % 8 == 0 ? solver::Rational(long(rng() % 9) - 4, 16) : solver::Rational(0);
-      else
-        point[n] = t < 40 ? solver::Rational(v) : solver::Rational(v, long(rng() % 7) + 2);
-    }
-    const bool differ = differs(ctx, a, b, point);
-    if (!differ) continue;
-    if (shrink_it) shrink(ctx, a, b, names, point);
-    solver::Evaluator final_ev(ctx, [&](const std::string& s) { return point.at(s); });
+    for (const auto& n : names) point[n] = value(t, n);
+    if (shrink_it) shrink(ctx_, a, b, names, point);
+    solver::Evaluator final_ev(ctx_, [&](const std::string& s) { return point.at(s); });
     Witness w;
     for (const auto& n : names)
       if (point[n] != 0) w.values.push_back({n, solver::to_string(point[n])});
@@ -125,6 +163,11 @@ std::optional<Witness> find_witness(const solver::Context& ctx, solver::Value a,
     return w;
   }
   return std::nullopt;
+}
+
+std::optional<Witness> find_witness(const solver::Context& ctx, solver::Value a, solver::Value b,
+                                    uint64_t seed, int tries, bool shrink_it) {
+  return WitnessSearch(ctx, seed).find(a, b, tries, shrink_it);
 }
 
 }  // namespace onnx_tv::prove

@@ -1,12 +1,14 @@
 #pragma once
 // Witnesses: input values on which two canonical forms give different numbers. Random points
 // may refute (a witness is a witness), never prove.
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "check/result.h"
 #include "solver/context.h"
+#include "solver/evaluator.h"
 
 namespace onnx_tv::prove {
 
@@ -18,9 +20,37 @@ struct Witness {
   std::string a_number, b_number;    // both sides evaluated there
 };
 
-// Searches small integer points (seeded) for one where a and b differ clearly. nullopt when
-// none of the tries separates them. With `shrink`, as many inputs as possible are then set to
-// 0 while the two still differ, so the witness is readable.
+// The random points of one run, shared by every comparison in it. A symbol's value at try t is
+// a function of (seed, t, name) alone, so one evaluator per try serves every pair of values:
+// the values of a staged or deep program share most of their subterms (cut atoms, layer
+// activations), and each is evaluated once per try instead of once per comparison. The points
+// do not depend on which values were compared before, so a witness is reproducible alone.
+class WitnessSearch {
+ public:
+  WitnessSearch(const solver::Context& ctx, uint64_t seed);
+  ~WitnessSearch();
+
+  // A point among the first `tries` where a and b differ clearly, or nullopt. Every other try
+  // is dense integers: small first (readable witnesses), then wider ranges and fractions. Dense
+  // integer points on deep programs drive exp() and products beyond what floating point can
+  // tell apart, so the rest are small: sparse (most inputs 0, the rest within 1/4), or dense
+  // within 1/4 for a difference that only shows where many inputs are nonzero at once. With
+  // `shrink`, as many inputs as possible are then set to 0 while the two still differ, so the
+  // witness is readable.
+  std::optional<Witness> find(solver::Value a, solver::Value b, int tries, bool shrink);
+
+  // The value symbol `name` takes at try t.
+  solver::Rational value(int t, const std::string& name) const;
+
+ private:
+  solver::Evaluator& evaluator(int t);
+
+  const solver::Context& ctx_;
+  uint64_t seed_;
+  std::vector<std::unique_ptr<solver::Evaluator>> evaluators_;  // by try, made on first use
+};
+
+// One search with a fresh set of evaluators (see WitnessSearch::find).
 std::optional<Witness> find_witness(const solver::Context& ctx, solver::Value a, solver::Value b,
                                     uint64_t seed, int tries = 64, bool shrink = true);
 

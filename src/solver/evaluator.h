@@ -20,6 +20,8 @@ class Evaluator {
   std::optional<Rational> exact(Value v);
   // The value in long double (infinities as such; NaN where a function is undefined there).
   long double approx(Value v);
+  // Polynomials memoized so far: what an evaluator kept across many values holds in memory.
+  size_t memo_size() const { return exact_polys_.size() + approx_polys_.size(); }
 
  private:
   const Context& ctx_;

@@ -269,15 +269,16 @@ std::vector<std::string> differing_outputs(const ir::Graph& spec, const frontend
   std::vector<std::string> unused;
   auto obs = prove::build_obligations(spec, plan, bound, spec_env, envs, unused);
   // As the checker decides: a witness refutes, otherwise equal once products are expanded.
-  auto same = [&](solver::Value a, solver::Value b) {
-    if (prove::find_witness(ctx, a, b, 1, 8, false)) return false;
+  prove::WitnessSearch search(ctx, 1);
+  auto compare = [&](solver::Value a, solver::Value b) {
+    if (search.find(a, b, 8, false)) return prove::Comparison::Refuted;
     auto x = ctx.expand_definitions(a, 2'000'000);
     auto y = x ? ctx.expand_definitions(b, 2'000'000) : std::nullopt;
-    return x && y && *x == *y;
+    return x && y && *x == *y ? prove::Comparison::Same : prove::Comparison::Undecided;
   };
   int64_t compared = 0;
   std::set<std::string> names;
-  for (const auto& f : prove::failures(ctx, obs, spec_env, envs, same, compared))
+  for (const auto& f : prove::failures(ctx, obs, spec_env, envs, compare, compared))
     names.insert(obs[f.obligation].spec);
   return {names.begin(), names.end()};
 }

@@ -6,9 +6,7 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <iostream>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
 
 #include "../e2e/run_cli.h"
@@ -37,15 +35,6 @@ std::vector<RealCase> real_cases() {
   }
   return out;
 }
-
-// Bugs whose reduced instance differs from the spec where no witness point separates them:
-// the evaluation of the two forms at every point tried is 0 or undefined (0^-1, log 0), so the
-// verdict is UNKNOWN. Never EQUIVALENT: that is what is asserted for them.
-const std::set<std::string> kWitnessGaps = {
-    "dp2_allreduce_as_allgather",
-    "tp2_constant_off_one_rank",
-    "pp2_backward_wrong_input",
-};
 
 std::string safe(std::string n) {
   for (char& ch : n)
@@ -80,10 +69,6 @@ TEST_P(RealSize, VerdictOnTheReducedInstance) {
   // Real size really is out of reach, and the instance really is small.
   EXPECT_GT(j["reduction"]["full_elements"].get<int64_t>(), int64_t(1) << 32) << r.out;
   EXPECT_LT(j["reduction"]["reduced_elements"].get<int64_t>(), 2'000'000) << r.out;
-  if (kWitnessGaps.count(c.bug) && j["verdict"] == "UNKNOWN") {
-    std::cout << c.bug << " at real size: UNKNOWN (no witness found)\n";
-    return;
-  }
   ASSERT_EQ(j["verdict"], c.expect) << r.out;
   if (c.expect == "EQUIVALENT") return;
   std::ifstream cat(dir / "catalogue.jsonl");

@@ -1,0 +1,88 @@
+// The witness search of a run: points shared by every comparison, reproducible alone, and
+// varied enough to separate differences that only show where many inputs are nonzero.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "check/witness.h"
+
+namespace onnx_tv::prove {
+namespace {
+
+using solver::Context;
+using solver::Rational;
+using solver::Value;
+
+std::vector<Value> symbols(Context& c, int n) {
+  std::vector<Value> out;
+  for (int i = 0; i < n; ++i) out.push_back(c.symbol("x" + std::to_string(i)));
+  return out;
+}
+
+TEST(WitnessSearch, RefutesADifferenceAndNotAnEquality) {
+  Context c;
+  auto x = symbols(c, 2);
+  Value a = c.mul(x[0], x[1]);
+  WitnessSearch search(c, 1);
+  auto w = search.find(a, c.add(a, x[0]), 24, true);
+  ASSERT_TRUE(w);
+  ASSERT_EQ(w->values.size(), 1u);  // shrunk to the one input the difference needs
+  EXPECT_EQ(w->values[0].symbol, "x0");
+  // A cut is a different form of the same value: no point separates them.
+  Value body = c.add(a, c.constant(1));
+  EXPECT_NE(c.cut(body), body);
+  EXPECT_FALSE(search.find(c.cut(body), body, 64, false));
+}
+
+TEST(WitnessSearch, AWitnessDoesNotDependOnWhatWasComparedBefore) {
+  Context c;
+  auto x = symbols(c, 3);
+  Value a = c.mul(x[0], c.add(x[1], x[2]));
+  Value b = c.mul(x[1], c.add(x[0], x[2]));
+  auto alone = find_witness(c, a, b, 7, 24, false);
+  WitnessSearch shared(c, 7);
+  EXPECT_TRUE(shared.find(c.mul(x[0], x[0]), c.mul(x[1], x[1]), 24, false));
+  EXPECT_FALSE(shared.find(a, a, 24, false));
+  auto after = shared.find(a, b, 24, false);
+  ASSERT_TRUE(alone && after);
+  ASSERT_EQ(alone->values.size(), after->values.size());
+  for (size_t i = 0; i < alone->values.size(); ++i) {
+    EXPECT_EQ(alone->values[i].symbol, after->values[i].symbol);
+    EXPECT_EQ(alone->values[i].value, after->values[i].value);
+  }
+  EXPECT_EQ(alone->a_number, after->a_number);
+  // Another seed, other points.
+  WitnessSearch other(c, 8);
+  bool all_same = true;
+  for (int t = 0; t < 8; ++t) all_same = all_same && other.value(t, "x0") == shared.value(t, "x0");
+  EXPECT_FALSE(all_same);
+}
+
+// p + log(q) against log(q): q is negative (log undefined) wherever the inputs are dense
+// integers, and p, a product of all six inputs, is 0 wherever the point is sparse. Only a
+// dense point of small values separates the two.
+TEST(WitnessSearch, DenseSmallPointsSeparateWhatIntegerAndSparsePointsCannot) {
+  Context c;
+  auto x = symbols(c, 6);
+  Value p = c.one(), squares = c.zero();
+  for (Value v : x) {
+    p = c.mul(p, v);
+    squares = c.add(squares, c.mul(v, v));
+  }
+  Value q = c.sub(c.one(), c.mul(c.constant(Rational(1, 4)), squares));
+  Value b = c.log(q);
+  Value a = c.add(p, b);
+  WitnessSearch search(c, 1);
+  auto w = search.find(a, b, 24, false);
+  ASSERT_TRUE(w);
+  ASSERT_EQ(w->values.size(), 6u);
+  for (const auto& e : w->values) {
+    Rational r(e.value);
+    EXPECT_NE(r, 0);
+    EXPECT_LE(abs(r), Rational(1, 4)) << e.symbol << " = " << e.value;
+  }
+}
+
+}  // namespace
+}  // namespace onnx_tv::prove
