@@ -13,7 +13,11 @@ namespace {
 nlohmann::json check_json(const std::string& model, const std::string& plan,
                           const std::string& extra, int* exit_code) {
   const auto dir = source_dir() / "models/zoo" / model;
-  auto json = fresh_dir("stages_" + model) / "report.json";
+  // One folder per check: the tests of this file run in parallel on the same models.
+  std::string name = "stages_" + model + "_" + plan + extra;
+  for (char& ch : name)
+    if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  auto json = fresh_dir(name) / "report.json";
   CliRun r = run_cli("check " + (dir / "spec.onnx").string() + " " + (dir / plan).string() +
                      " --no-progress --json " + json.string() + extra);
   *exit_code = r.exit_code;
