@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iterator>
+#include <unordered_map>
 
 #include "check/bindings.h"
 #include "check/executor.h"
@@ -231,30 +232,29 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
   // Explain the earliest refuted spec output (in the spec's output order), else the earliest
   // undecided one: outputs come loss first in training graphs, and the first is what a user
   // looks at. Bindings on spec inputs or initializers come after every output.
-  auto rank_of = [&](const prove::Failure& f) {
-    const std::string& name = obs[f.obligation].spec;
-    size_t i = 0;
-    while (i < spec.outputs.size() && spec.outputs[i].name != name) ++i;
-    return std::pair{!f.refuted, i};
+  std::unordered_map<std::string, size_t> output_index;
+  for (size_t i = 0; i < spec.outputs.size(); ++i) output_index.emplace(spec.outputs[i].name, i);
+  auto position = [&](const prove::Failure& f) {
+    auto it = output_index.find(obs[f.obligation].spec);
+    return it == output_index.end() ? spec.outputs.size() : it->second;
   };
   // An undecided output ahead of every refuted one gets the explanation's longer witness
   // search first, so that the report names it when it is wrong too.
   size_t first_refuted = spec.outputs.size() + 1;
   for (const auto& f : failed)
-    if (f.refuted) first_refuted = std::min(first_refuted, rank_of(f).second);
+    if (f.refuted) first_refuted = std::min(first_refuted, position(f));
   for (auto& f : failed)
-    if (!f.refuted && rank_of(f).second < first_refuted)
+    if (!f.refuted && position(f) < first_refuted)
       f.refuted = search.find(f.spec_value, f.plan_value, 64, false).has_value();
-  std::stable_sort(failed.begin(), failed.end(),
-                   [&](const auto& x, const auto& y) { return rank_of(x) < rank_of(y); });
+  std::stable_sort(failed.begin(), failed.end(), [&](const auto& x, const auto& y) {
+    return std::pair{!x.refuted, position(x)} < std::pair{!y.refuted, position(y)};
+  });
   for (const auto& f : failed)
     if (f.refuted && std::find(res.failing_outputs.begin(), res.failing_outputs.end(),
                                obs[f.obligation].spec) == res.failing_outputs.end())
       res.failing_outputs.push_back(obs[f.obligation].spec);
-  const prove::Failure* chosen = &failed[0];
-  explain_failure(res, ctx, search, spec, spec_env, plan, linked, envs, obs, *chosen);
-  if (res.verdict == Verdict::NotEquivalent && res.failing_outputs.empty())
-    res.failing_outputs.push_back(obs[chosen->obligation].spec);
+  // Every undecided failure has had the full search: the first is refuted, or none is.
+  explain_failure(res, ctx, search, spec, spec_env, plan, linked, envs, obs, failed[0]);
 }
 
 // Where products are kept as definitions decides whether equal values get equal canonical

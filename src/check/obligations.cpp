@@ -106,7 +106,7 @@ std::vector<Failure> failures(solver::Context& ctx, const std::vector<Obligation
     const auto& ob = obs[k];
     const ir::Tensor& whole = spec_env.values.at(ob.spec);
     const int64_t n = ir::element_count(region_shape(ob.region));
-    std::optional<Failure> first_undecided;
+    std::optional<Failure> found;  // the first refuted element, else the first undecided
     for (int64_t i = 0; i < n; ++i) {
       ++compared;
       solver::Value want = whole.data[spec_offset(whole.shape, ob.region, i)];
@@ -114,14 +114,12 @@ std::vector<Failure> failures(solver::Context& ctx, const std::vector<Obligation
       if (want == got) continue;
       const Comparison c = compare(want, got);
       if (c == Comparison::Refuted) {
-        first_undecided.reset();
-        out.push_back(Failure{k, i, want, got, true});
+        found = Failure{k, i, want, got, true};
         break;
       }
-      if (c == Comparison::Undecided && !first_undecided)
-        first_undecided = Failure{k, i, want, got, false};
+      if (c == Comparison::Undecided && !found) found = Failure{k, i, want, got, false};
     }
-    if (first_undecided) out.push_back(*first_undecided);
+    if (found) out.push_back(*found);
   }
   return out;
 }
