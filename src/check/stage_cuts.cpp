@@ -8,6 +8,8 @@ StageCuts::StageCuts(solver::Context& ctx, const ir::Graph& spec, size_t max_ter
     : ctx_(ctx), max_terms_(max_terms) {
   std::unordered_map<std::string, bool> summed;  // tensor -> every consumer so far adds it
   for (const auto& node : spec.nodes) {
+    if (node.domain.empty() && (node.op_type == "ReduceSum" || node.op_type == "ReduceMean"))
+      reductions_.insert(node.outputs[0]);
     const bool adds = node.domain.empty() && (node.op_type == "Add" || node.op_type == "Sub" ||
                                               node.op_type == "Sum");
     for (const auto& in : node.inputs)
@@ -29,7 +31,8 @@ void StageCuts::check_size(const std::string& name, const ir::Tensor& t) const {
 void StageCuts::on_spec_tensor(const std::string& name, ir::Tensor& t) {
   check_size(name, t);
   if (!ir::is_float(t.dtype) || summed_only_.count(name)) return;
-  for (auto& v : t.data) v = ctx_.cut(v);
+  const bool reduced = reductions_.count(name) > 0;
+  for (auto& v : t.data) v = reduced ? ctx_.cut_flattening(v, max_terms_) : ctx_.cut(v);
 }
 
 void StageCuts::on_rank_tensor(const std::string& name, ir::Tensor& t) {

@@ -43,6 +43,11 @@ class StageCuts {
   solver::Context& ctx_;
   size_t max_terms_;
   std::unordered_set<std::string> summed_only_;
+  // Outputs of ReduceSum and ReduceMean: cut with Context::cut_flattening. Under context
+  // parallelism a rank sums a key gradient over its own queries, then over the heads of a
+  // group, and only then over the ranks (ReduceScatter); the spec sums per-head gradients it
+  // cut. The rank's total then matches the spec's sum with those cuts expanded.
+  std::unordered_set<std::string> reductions_;
 };
 
 }  // namespace onnx_tv::prove

@@ -148,6 +148,12 @@ class Context {
   // an earlier cut made the atom (another side computed the same value), else v unchanged.
   Value cut(Value v);
   Value known_cut(Value v);
+  // cut(v) for a sum whose terms are constants times definitions (a reduction over cut
+  // values). The same atom is also what known_cut gives for the sum with those definitions
+  // expanded one level, where that has the same constant and monomial outside its body: a
+  // side that adds the same terms in other groups (partial sums per rank, summed after a
+  // collective) then meets the atom. The expanded form is not built past `max_terms`.
+  Value cut_flattening(Value v, size_t max_terms);
   // Whether a and b are equal, found by expanding definitions one at a time, newest first,
   // among those that occur in the terms where the two forms differ (on both sides where both
   // hold it), until the forms meet (true) or nothing is left to expand, a polynomial exceeds

@@ -49,6 +49,40 @@ Value Context::known_cut(Value v) {
   return impl_->term_value(impl_->mono_mul(m, impl_->mono_of_atom(it->second, 1)), c);
 }
 
+Value Context::cut_flattening(Value v, size_t max_terms) {
+  const Value out = cut(v);
+  if (out == v) return out;
+  std::vector<Value> parts;
+  bool flattened = false;
+  for (size_t i = 0, n = poly_term_count(v.poly); i < n; ++i) {
+    TermView tv = term(v.poly, i);
+    const std::vector<Factor> factors(tv.factors.begin(), tv.factors.end());
+    const auto linear_def = [&](const Factor& f) {
+      return atom(f.first).fn == Fn::Def && f.second.to_rational() == 1;
+    };
+    const bool one_def = std::count_if(factors.begin(), factors.end(), linear_def) == 1;
+    Value t = constant(tv.coefficient->to_rational());
+    for (const Factor& f : factors)
+      t = mul(t, one_def && linear_def(f) ? Value{atom(f.first).args[0], 0}
+                                          : impl_->value_of_atom(f.first, f.second));
+    flattened = flattened || one_def;
+    parts.push_back(t);
+    if (term_count(t) > max_terms) return out;
+  }
+  if (!flattened) return out;
+  const Value flat = sum(parts);
+  SmallRational c, fc;
+  MonoId m, fm;
+  PolyId body, flat_body;
+  if (term_count(flat) > max_terms || !impl_->cut_form(v, &c, &m, &body) ||
+      !impl_->cut_form(flat, &fc, &fm, &flat_body) || m != fm ||
+      c.to_rational() != fc.to_rational())
+    return out;
+  // Exact: flat == v, and with the same constant and monomial outside, their bodies are equal.
+  impl_->cut_atoms.emplace(flat_body, impl_->cut_atoms.at(body));
+  return out;
+}
+
 // Definition atoms that occur as factors of the terms in which a and b differ (a monomial
 // only one side has, or the same monomial with another coefficient): the ones to expand.
 std::set<AtomId> Context::Impl::differing_definitions(PolyId a, PolyId b) const {

@@ -81,5 +81,27 @@ TEST(Cuts, UnfoldingRefusesAPowerFarPastItsBudget) {
   EXPECT_FALSE(c.equal_unfolding(product, c.mul(c.constant(2), product), 20'000));
 }
 
+TEST(Cuts, AFlattenedReductionMeetsTheSumGroupedAnotherWay) {
+  // The spec sums two values it cut (per-head gradients); a rank adds the same terms in other
+  // groups (its own queries first, the other rank's after a collective).
+  Context c;
+  Value x = c.symbol("x"), y = c.symbol("y"), z = c.symbol("z"), w = c.symbol("w");
+  Value head1 = c.add(c.mul(x, y), z), head2 = c.add(c.mul(z, w), x);
+  Value spec = c.add(c.cut(head1), c.cut(head2));
+  Value rank = c.add(c.add(c.mul(x, y), c.mul(z, w)), c.add(z, x));  // another grouping
+  EXPECT_EQ(c.known_cut(rank), rank);  // a plain cut of the spec's sum would not meet it
+  Value atom = c.cut_flattening(spec, 100);
+  EXPECT_EQ(c.expand_definitions(atom, 100), rank);
+  EXPECT_EQ(c.known_cut(rank), atom);
+  EXPECT_EQ(c.known_cut(c.mul(c.constant(3), rank)), c.mul(c.constant(3), atom));
+  // Past the term limit nothing more than the plain cut is registered.
+  Context d;
+  Value a = d.symbol("a"), b = d.symbol("b"), e = d.symbol("e");
+  Value big = d.add(d.cut(d.add(d.mul(a, b), e)), d.cut(d.add(d.mul(b, e), a)));
+  Value flat = d.add(d.add(d.mul(a, b), e), d.add(d.mul(b, e), a));
+  d.cut_flattening(big, 3);
+  EXPECT_EQ(d.known_cut(flat), flat);
+}
+
 }  // namespace
 }  // namespace onnx_tv::solver
