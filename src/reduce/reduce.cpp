@@ -140,6 +140,8 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::Li
     out.plan.bindings.push_back(std::move(nb));
   }
   // Rank tables are bound to the spec tables they equal, on every rank that runs the program.
+  std::set<std::pair<int64_t, std::string>> table_bound;  // (rank, value) already bound
+  for (const auto& b : out.plan.bindings) table_bound.emplace(b.rank, b.value);
   for (const auto& s : sites) {
     if (s.action != ConstSite::Action::RankTable) continue;
     for (int64_t r = 0; r < plan.world_size; ++r) {
@@ -153,9 +155,7 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::Li
       nb.slice = reduced_slice(inf, inf.spec.values.at(s.table).dims, s.region.start,
                                s.region.end, nb.origin);
       nb.group = "onnx_tv.table";
-      bool dup = false;
-      for (const auto& e : out.plan.bindings) dup |= e.rank == r && e.value == s.name;
-      if (!dup) out.plan.bindings.push_back(std::move(nb));
+      if (table_bound.emplace(r, s.name).second) out.plan.bindings.push_back(std::move(nb));
     }
   }
   out.full_elements = elements(inf, inf.spec, false);
