@@ -13,8 +13,12 @@ namespace onnx_tv::solver {
 // norm's 1/sqrt(...) would pile up in one monomial through the layers.
 constexpr size_t kOutsideFactors = 6;
 
+// A single term is never cut: it is as small as a value gets, and cutting it would make
+// cut(cut(v)) != cut(v) where the content of v's cut form is large (def(m * def(p)) where
+// the first cut gave m * def(p)). A side that passes a cut value on (a Recv, a Reshape) and
+// has it cut again would then hold another atom than the side that used it directly.
 bool Context::Impl::cut_form(Value v, SmallRational* c, MonoId* m, PolyId* body) {
-  if (!v.is_finite() || polys[v.poly].terms.empty()) return false;
+  if (!v.is_finite() || polys[v.poly].terms.size() < 2) return false;
   const Primitive& pr = primitive(v.poly);
   if (monos[pr.m].factors.size() <= kOutsideFactors) {
     if (pr.rest == ctx.one_) return false;  // c * m: nothing to cut

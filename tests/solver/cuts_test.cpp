@@ -40,6 +40,23 @@ TEST(Cuts, KnownCutOnlyWhereACutMadeTheAtom) {
   EXPECT_EQ(c.known_cut(other), other);
 }
 
+// Cut again, a cut value keeps its form, also where its content and atom together pass the
+// factors kept outside a definition: a value passed on (a Recv, a Reshape) and cut again on
+// one side only must still be the atom the other side holds.
+TEST(Cuts, CuttingACutValueAgainKeepsIt) {
+  Context c;
+  Value m = c.constant(1);
+  for (int i = 0; i < 6; ++i) m = c.mul(m, c.symbol("a" + std::to_string(i)));
+  Value v = c.mul(m, c.add(c.symbol("x"), c.symbol("y")));
+  Value once = c.cut(v);
+  ASSERT_NE(once, v);
+  EXPECT_EQ(c.term_count(once), 1u);
+  EXPECT_EQ(c.cut(once), once);
+  Value scaled = c.known_cut(c.mul(c.constant(4), v));  // a rank's unaveraged value
+  EXPECT_EQ(scaled, c.mul(c.constant(4), once));
+  EXPECT_EQ(c.known_cut(scaled), scaled);
+}
+
 TEST(Cuts, UnfoldingMeetsSidesCutDifferently) {
   Context c;
   Value x = c.symbol("x"), y = c.symbol("y"), z = c.symbol("z");
