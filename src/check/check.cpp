@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "check/bindings.h"
+#include "check/counted_replicas.h"
 #include "check/executor.h"
 #include "check/linker.h"
 #include "check/locate.h"
@@ -74,10 +75,12 @@ void explain_failure(CheckResult& res, solver::Context& ctx, prove::WitnessSearc
   m.element = add(ob.region.start, ir::unravel(f.offset, prove::region_shape(ob.region)));
   m.binding = ob.members[0]->origin;
   m.partial = ob.region.partial;
+  const auto& origin = res.reduction.rank_origin;  // ranks named as in the full plan
+  auto original = [&](int64_t r) { return origin.empty() ? r : origin[size_t(r)]; };
   for (const auto* b : ob.members) {
-    m.ranks.push_back(b->rank);
+    m.ranks.push_back(original(b->rank));
     m.rank_value += (m.rank_value.empty() ? "" : " + ") + b->value + "@rank" +
-                    std::to_string(b->rank);
+                    std::to_string(original(b->rank));
   }
   m.spec_expr = ctx.to_string(f.spec_value);
   m.plan_expr = ctx.to_string(f.plan_value);
@@ -97,6 +100,7 @@ void explain_failure(CheckResult& res, solver::Context& ctx, prove::WitnessSearc
   prove::Location loc = prove::locate(ctx, spec, spec_env, plan, linked, envs, obs, f.obligation);
   m.spec_node = loc.spec_node;
   m.rank_node = loc.rank_node;
+  if (m.rank_node && m.rank_node->rank >= 0) m.rank_node->rank = original(m.rank_node->rank);
   res.verdict = Verdict::NotEquivalent;
   res.mismatch = std::move(m);
 }
@@ -129,16 +133,20 @@ void copy_reduction(Reduction& out, const reduce::Reduced& r) {
   out.reduced_elements = r.reduced_elements;
   out.kept_full = r.kept_full;
   out.dims = r.dims;
+  out.fewer_ranks = r.mesh_notes;
+  out.fewer_rank_axes = r.fewer_rank_axes;
+  if (!r.mesh_notes.empty()) out.rank_origin = r.rank_origin;
 }
 
 // Replaces the spec and the plan by their reduced instance when one can be built soundly.
 // False (with the result set to UNKNOWN) when the program left to prove is out of reach.
 bool reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Graph& spec,
-                      frontend::Plan& plan, prove::LinkedPlan& linked, prove::BoundPlan& bound) {
+                      frontend::Plan& plan, prove::LinkedPlan& linked, prove::BoundPlan& bound,
+                      const std::string& keep_ranks) {
   res.reduction.requested = options.reduce;
   if (options.reduce) {
     report(options, "reduce", 0, 1);
-    reduce::Outcome o = reduce::reduce_plan(spec, plan, linked);
+    reduce::Outcome o = reduce::reduce_plan(spec, plan, linked, keep_ranks);
     report(options, "reduce", 1, 1);
     if (o.reduced) {
       copy_reduction(res.reduction, *o.reduced);
@@ -198,6 +206,9 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
       rank_hook);
   for (int64_t r = 0; r < plan.world_size; ++r)
     prove::check_declared_shapes(plan.program_of(r), envs[r]);
+  if (auto where = prove::counted_replica_sum(ctx, plan, linked, envs,
+                                              res.reduction.fewer_rank_axes))
+    throw prove::CountedReplicas{*where};
 
   auto obs = prove::build_obligations(spec, plan, bound, spec_env, envs, res.warnings);
   report(options, "compare", 0, 1);
@@ -262,15 +273,10 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
 // another threshold often matches them. Every run is exact, so trying several is sound.
 constexpr size_t kDefineThresholds[] = {solver::Context::kDefineAbove, 64, 16};
 
-void run(CheckResult& res, const std::string& spec_path, const std::string& shards_dir,
-         const CheckOptions& options) {
-  report(options, "load", 0, 1);
-  ir::Graph spec = frontend::load_model(spec_path);
-  frontend::Plan plan = frontend::load_plan(shards_dir);
-  prove::LinkedPlan linked = prove::link_plan(plan);
-  prove::BoundPlan bound = prove::resolve_bindings(spec, plan);
-  report(options, "load", 1, 1);
-  if (!reduce_or_refuse(res, options, spec, plan, linked, bound)) return;
+// The staged run, then the whole-program runs, on the instance reduce_or_refuse left.
+void prove_all(CheckResult& res, const CheckOptions& options, const ir::Graph& spec,
+               const frontend::Plan& plan, const prove::LinkedPlan& linked,
+               const prove::BoundPlan& bound) {
   res.stats.ranks = plan.world_size;
   res.stats.spec_nodes = int64_t(spec.nodes.size());
   res.stats.collectives = linked.collectives;
@@ -297,6 +303,38 @@ void run(CheckResult& res, const std::string& spec_path, const std::string& shar
     if (!inconclusive || k + 1 == std::size(kDefineThresholds)) {
       res = std::move(attempt);
       return;
+    }
+  }
+}
+
+void run(CheckResult& res, const std::string& spec_path, const std::string& shards_dir,
+         const CheckOptions& options) {
+  report(options, "load", 0, 1);
+  const ir::Graph full_spec = frontend::load_model(spec_path);
+  const frontend::Plan full_plan = frontend::load_plan(shards_dir);
+  const prove::LinkedPlan full_linked = prove::link_plan(full_plan);
+  report(options, "load", 1, 1);
+  // An instance with fewer ranks whose proof meets a sum that counts them is reduced again,
+  // keeping every rank (check/counted_replicas.h).
+  std::string keep_ranks;
+  for (;;) {
+    ir::Graph spec = full_spec;
+    frontend::Plan plan = full_plan;
+    prove::LinkedPlan linked = full_linked;
+    prove::BoundPlan bound = prove::resolve_bindings(spec, plan);
+    CheckResult attempt = res;
+    if (!reduce_or_refuse(attempt, options, spec, plan, linked, bound, keep_ranks)) {
+      res = std::move(attempt);
+      return;
+    }
+    try {
+      prove_all(attempt, options, spec, plan, linked, bound);
+      res = std::move(attempt);
+      return;
+    } catch (const prove::CountedReplicas& c) {
+      ONNX_TV_ASSERT(keep_ranks.empty(), "counted ranks with every rank kept: " + c.where);
+      keep_ranks = c.where + " sums a term that every member adds, which counts the ranks";
+      res.warnings.push_back("fewer ranks not used: " + keep_ranks);
     }
   }
 }

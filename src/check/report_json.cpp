@@ -54,6 +54,7 @@ std::string to_json(const CheckResult& r, const std::string& spec_path,
     rj["full_elements"] = red.full_elements;
     rj["reduced_elements"] = red.reduced_elements;
     rj["kept_full"] = red.kept_full;
+    rj["fewer_ranks"] = red.fewer_ranks;
     nlohmann::json dims = nlohmann::json::array();
     for (const auto& d : red.dims) {
       nlohmann::json fs = nlohmann::json::array();

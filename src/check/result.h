@@ -79,6 +79,12 @@ struct Reduction {
   std::vector<ReducedDim> dims;
   std::vector<std::string> kept_full;  // reasons factors kept their full size
   int64_t full_elements = 0, reduced_elements = 0;
+  // Mesh axes proven with fewer ranks ("mesh axis 'dp': 512 ranks -> 2"), and the rank of the
+  // full plan each proven rank stands for (empty when every rank was kept). Ranks in reports
+  // are always the full plan's.
+  std::vector<std::string> fewer_ranks;
+  std::vector<std::string> fewer_rank_axes;  // the mesh axes named there
+  std::vector<int64_t> rank_origin;
 };
 
 struct CheckResult {

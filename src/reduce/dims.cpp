@@ -22,6 +22,12 @@ Axis DimStore::fresh(int64_t full, const std::string& origin, bool fixed) {
   return {make(full, origin, fixed, fixed ? origin : "")};
 }
 
+Axis DimStore::fresh_count(int64_t full, const std::string& origin) {
+  Axis a = fresh(full, origin);
+  for (Var v : a) vars_[v].count = true;
+  return a;
+}
+
 DimShape DimStore::fresh_shape(const std::vector<int64_t>& shape, const std::string& origin,
                                bool fixed) {
   DimShape s;
@@ -64,6 +70,7 @@ void DimStore::join(Var a, Var b) {
                  "joining unequal dimensions " + vars_[a].origin + " and " + vars_[b].origin);
   if (vars_[b].fixed && !vars_[a].fixed) std::swap(a, b);  // keep the fixed one's reason
   if (vars_[a].origin.empty()) vars_[a].origin = vars_[b].origin;
+  vars_[a].count = vars_[a].count || vars_[b].count;
   vars_[b].parent = a;
 }
 
@@ -177,7 +184,8 @@ std::vector<int64_t> DimStore::reduced_shape(const DimShape& s) {
   return out;
 }
 
-std::optional<int64_t> DimStore::reduced_position(const Axis& a, int64_t full_pos) {
+std::optional<int64_t> DimStore::reduced_position(const Axis& a, int64_t full_pos,
+                                                  bool piece_index) {
   const int64_t extent = full(a);
   if (full_pos == extent) return reduced(a);
   if (full_pos < 0 || full_pos > extent) return std::nullopt;
@@ -189,7 +197,8 @@ std::optional<int64_t> DimStore::reduced_position(const Axis& a, int64_t full_po
     rstride /= d.fixed ? d.full : std::min<int64_t>(d.full, 2);
     const int64_t digit = rest / stride;
     rest %= stride;
-    if (digit != 0 && !d.fixed) return std::nullopt;
+    if (digit != 0 && !d.fixed && !(piece_index && d.count && digit <= std::min<int64_t>(d.full, 2)))
+      return std::nullopt;
     out += digit * rstride;
   }
   return out;

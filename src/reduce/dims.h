@@ -26,6 +26,10 @@ class DimStore {
   // A new variable of extent `full` (an empty axis when full is 1); `origin` names where it
   // first appeared, for the report.
   Axis fresh(int64_t full, const std::string& origin, bool fixed = false);
+  // A reducible variable that counts pieces, one per rank along a mesh axis: its digits are
+  // piece indices, and the reduced instance keeps the ranks whose digit is below its reduced
+  // extent (reduced_position accepts those digits in bindings' regions).
+  Axis fresh_count(int64_t full, const std::string& origin);
   // The shape of fresh variables for a static shape.
   DimShape fresh_shape(const std::vector<int64_t>& shape, const std::string& origin,
                        bool fixed = false);
@@ -55,7 +59,10 @@ class DimStore {
   std::vector<int64_t> reduced_shape(const DimShape& s);
   // The position `full_pos` along axis a (a boundary of a's factor structure) at reduced
   // sizes; nullopt when it is not a boundary (its digits on reducible variables are nonzero).
-  std::optional<int64_t> reduced_position(const Axis& a, int64_t full_pos);
+  // With `piece_index` (a binding's region on a kept rank), digits on count variables are
+  // rank coordinates (a region's end one past them) and may be nonzero up to the reduced count.
+  std::optional<int64_t> reduced_position(const Axis& a, int64_t full_pos,
+                                          bool piece_index = false);
 
   // Every representative leaf variable, for the report.
   std::vector<Var> all_leaves();
@@ -64,6 +71,7 @@ class DimStore {
   struct VarData {
     int64_t full = 1;
     bool fixed = false;
+    bool count = false;  // see fresh_count
     Var parent = -1;         // union-find
     std::vector<Var> split;  // set: this variable is the product of these
     std::string origin, why;

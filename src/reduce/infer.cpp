@@ -5,6 +5,7 @@
 
 #include "common/errors.h"
 #include "reduce/infer.h"
+#include "reduce/mesh_axes.h"
 #include "reduce/reduce_detail.h"
 
 namespace onnx_tv::reduce {
@@ -47,6 +48,47 @@ const DimValue& value_of(ProgramDims& p, const std::string& name, const std::str
   return it->second;
 }
 
+// The mesh axes on which the members of a group differ, in mesh order.
+std::vector<size_t> spanned_axes(const Inference& inf, const std::vector<int64_t>& group) {
+  std::vector<size_t> out;
+  if (!inf.mesh || group.empty()) return out;
+  const auto first = inf.mesh->coords(group[0]);
+  for (size_t a = 0; a < first.size(); ++a)
+    for (int64_t r : group)
+      if (inf.mesh->coords(r)[a] != first[a]) {
+        out.push_back(a);
+        break;
+      }
+  return out;
+}
+
+// The count of a collective's group as the product of its mesh axes' counts, when the group
+// is every rank along those axes in row-major order (the rank-generic group_axes form).
+std::optional<Axis> group_count(Inference& inf, const std::vector<int64_t>& group) {
+  const std::vector<size_t> axes = spanned_axes(inf, group);
+  if (axes.empty()) return std::nullopt;
+  int64_t n = 1;
+  for (size_t a : axes) n *= inf.mesh->shape[a];
+  if (n != int64_t(group.size())) return std::nullopt;
+  const auto base = inf.mesh->coords(group[0]);
+  for (size_t k = 0; k < group.size(); ++k) {
+    auto c = base;
+    int64_t rest = int64_t(k);
+    for (size_t i = axes.size(); i-- > 0;) {
+      c[axes[i]] = rest % inf.mesh->shape[axes[i]];
+      rest /= inf.mesh->shape[axes[i]];
+    }
+    if (inf.mesh->rank_of(c) != group[k]) return std::nullopt;
+  }
+  Axis out;
+  for (size_t a : axes) out.insert(out.end(), inf.mesh_counts[a].begin(), inf.mesh_counts[a].end());
+  return out;
+}
+
+void fix_spanned(Inference& inf, const std::vector<int64_t>& group, const std::string& why) {
+  for (size_t a : spanned_axes(inf, group)) inf.dims.fix(inf.mesh_counts[a], why);
+}
+
 void run_comm(Inference& inf, const prove::Step& step) {
   using ir::CommKind;
   const auto& first = step.members[0];
@@ -55,6 +97,7 @@ void run_comm(Inference& inf, const prove::Step& step) {
   if (step.kind == prove::Step::Kind::P2P) {
     const auto& send = step.members[0];
     const auto& recv = step.members[1];
+    fix_spanned(inf, {send.rank, recv.rank}, here + " sends along it");
     DimValue v = value_of(inf.ranks[size_t(send.rank)], send.comm.data_input, here);
     v.concrete.reset();  // what is received is data, whatever it was computed from
     if (!recv.comm.output.empty()) inf.ranks[size_t(recv.rank)].values[recv.comm.output] = v;
@@ -80,8 +123,12 @@ void run_comm(Inference& inf, const prove::Step& step) {
     if (n < 0 || n >= int64_t(r)) throw NotReducible{here + ": axis out of range"};
     return size_t(n);
   };
+  // A gathered or scattered axis is (group, piece); the group's count is the mesh axes'
+  // counts when the group is in mesh order, else fixed, with them.
+  const std::optional<Axis> count = group_count(inf, first.comm.group);
+  if (!count) fix_spanned(inf, first.comm.group, here + " has a group not in mesh order");
   auto gathered = [&](const Axis& a) {
-    Axis out_axis = inf.dims.fresh(g, here + " gathers along it", true);
+    Axis out_axis = count ? *count : inf.dims.fresh(g, here + " gathers along it", true);
     out_axis.insert(out_axis.end(), a.begin(), a.end());
     return out_axis;
   };
@@ -89,12 +136,17 @@ void run_comm(Inference& inf, const prove::Step& step) {
     auto parts = inf.dims.split_inner(a, inf.dims.full(a) / g);
     if (inf.dims.full(a) % g != 0 || !parts)
       throw NotReducible{here + ": the scattered axis does not split evenly"};
-    inf.dims.fix(parts->first, here + " scatters along it");
+    if (count)
+      inf.dims.unify(parts->first, *count, here + " scatters along it");
+    else
+      inf.dims.fix(parts->first, here + " scatters along it");
     return parts->second;
   };
   switch (first.comm.kind) {
     case CommKind::AllReduce:
-    case CommKind::Broadcast:
+      break;
+    case CommKind::Broadcast:  // reads the root's position along the group
+      fix_spanned(inf, first.comm.group, here + " broadcasts along it");
       break;
     case CommKind::AllGather:
       out.dims[axis_of(first.comm.axis)] = gathered(out.dims[axis_of(first.comm.axis)]);
@@ -118,19 +170,54 @@ void run_comm(Inference& inf, const prove::Step& step) {
 
 }  // namespace
 
+namespace {
+
+// The count of the pieces the placements of `b` cut spec dimension d into, as mesh axes'
+// counts (none when b gives an explicit slice, which placements would cut within).
+std::optional<Axis> placement_count(Inference& inf, const frontend::Binding* b, size_t d,
+                                    size_t dims) {
+  if (!b || !inf.mesh || b->placements.empty() || b->slice) return std::nullopt;
+  Axis out;
+  for (size_t a = 0; a < b->placements.size(); ++a) {
+    const frontend::Placement& p = b->placements[a];
+    if (p.kind != frontend::Placement::Kind::Shard) continue;
+    const int64_t pd = p.dim < 0 ? p.dim + int64_t(dims) : p.dim;
+    if (pd == int64_t(d)) out.insert(out.end(), inf.mesh_counts[a].begin(), inf.mesh_counts[a].end());
+  }
+  return out;
+}
+
+}  // namespace
+
 void bind_region(Inference& inf, const DimShape& spec, const DimShape& rank,
-                 const frontend::Region& region, const std::string& why) {
+                 const frontend::Region& region, const std::string& why,
+                 const frontend::Binding* binding) {
   if (spec.size() != rank.size()) throw NotReducible{why + ": ranks differ"};
   for (size_t d = 0; d < spec.size(); ++d) {
-    const int64_t s = region.start[d], e = region.end[d], n = e - s, N = inf.dims.full(spec[d]);
+    int64_t s = region.start[d];
+    const int64_t n = region.end[d] - s;
+    Axis outer = spec[d];
+    // Placements first cut the axis into one piece per rank coordinate; a local slice then
+    // cuts within that piece as any slice does.
+    const auto count = placement_count(inf, binding, d, spec.size());
+    if (count && !count->empty()) {
+      const int64_t shard = inf.dims.full(spec[d]) / inf.dims.full(*count);
+      auto parts = inf.dims.split_inner(spec[d], shard);
+      if (parts && inf.dims.full(parts->first) == inf.dims.full(*count)) {
+        inf.dims.unify(parts->first, *count, why + " cuts it into pieces");
+        outer = parts->second;
+        s %= shard;
+      }
+    }
+    const int64_t N = inf.dims.full(outer);
     if (n == N) {
-      inf.dims.unify(spec[d], rank[d], why);
+      inf.dims.unify(outer, rank[d], why);
       continue;
     }
     std::optional<std::pair<Axis, Axis>> parts;
-    if (n > 0 && N % n == 0 && s % n == 0) parts = inf.dims.split_inner(spec[d], n);
+    if (n > 0 && N % n == 0 && s % n == 0) parts = inf.dims.split_inner(outer, n);
     if (!parts) {
-      inf.dims.fix(spec[d], why + " cuts it into uneven pieces");
+      inf.dims.fix(outer, why + " cuts it into uneven pieces");
       inf.dims.fix(rank[d], why + " cuts it into uneven pieces");
       continue;
     }
@@ -140,7 +227,14 @@ void bind_region(Inference& inf, const DimShape& spec, const DimShape& rank,
 }
 
 void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
-                   const prove::LinkedPlan& linked, std::vector<BoundRegion>& bound) {
+                   const prove::LinkedPlan& linked, std::vector<BoundRegion>& bound,
+                   const std::string& keep_ranks) {
+  inf.mesh = plan.mesh;
+  if (plan.mesh)
+    for (size_t a = 0; a < plan.mesh->axes.size(); ++a)
+      inf.mesh_counts.push_back(inf.dims.fresh_count(
+          plan.mesh->shape[a], "mesh axis '" + plan.mesh->axes[a] + "' (" +
+                                   std::to_string(plan.mesh->shape[a]) + " ranks)"));
   inf.spec.graph = &spec;
   inf.spec.label = "spec.onnx";
   start_program(inf, inf.spec);
@@ -169,8 +263,9 @@ void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& 
     const DimValue& s = value_of(inf.spec, b.binding->spec, b.binding->origin);
     const DimValue& v = value_of(inf.ranks[size_t(b.binding->rank)], b.binding->value,
                                  b.binding->origin);
-    bind_region(inf, s.dims, v.dims, b.region, b.binding->origin);
+    bind_region(inf, s.dims, v.dims, b.region, b.binding->origin, b.binding);
   }
+  fix_mesh_axes(inf, plan, keep_ranks);
 }
 
 }  // namespace onnx_tv::reduce

@@ -44,6 +44,10 @@ struct Inference {
   DimStore dims;
   ProgramDims spec;
   std::vector<ProgramDims> ranks;
+  // The plan's mesh and, per mesh axis, the count variable of its ranks (empty for an axis of
+  // one rank): mesh_axes.h says when an axis may keep fewer ranks.
+  std::optional<frontend::Mesh> mesh;
+  std::vector<Axis> mesh_counts;
 };
 
 // A node's output dims from its inputs' (rules.cpp). Throws NotReducible for an op without a

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/errors.h"
+#include "reduce/mesh_axes.h"
 #include "reduce/reduce_detail.h"
 #include "solver/context.h"
 
@@ -18,8 +19,8 @@ std::vector<frontend::SliceEntry> reduced_slice(Inference& inf, const DimShape& 
                                                 const std::string& what) {
   std::vector<frontend::SliceEntry> out;
   for (size_t d = 0; d < spec.size(); ++d) {
-    auto s = inf.dims.reduced_position(spec[d], start[d]);
-    auto e = inf.dims.reduced_position(spec[d], end[d]);
+    auto s = inf.dims.reduced_position(spec[d], start[d], true);
+    auto e = inf.dims.reduced_position(spec[d], end[d], true);
     if (!s || !e) throw NotReducible{what + ": its region is not made of whole blocks"};
     out.push_back(std::make_pair(*s, *e));
   }
@@ -80,10 +81,11 @@ void check_declared(Inference& inf, ProgramDims& p) {
   });
 }
 
-Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::LinkedPlan& linked) {
+Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::LinkedPlan& linked,
+              const std::string& keep_ranks) {
   Inference inf;
   std::vector<BoundRegion> bound;
-  run_inference(inf, spec, plan, linked, bound);
+  run_inference(inf, spec, plan, linked, bound, keep_ranks);
   check_declared(inf, inf.spec);
   for (auto& p : inf.ranks) check_declared(inf, p);
   std::vector<ConstSite> sites = classify_constants(inf, spec, plan, bound);
@@ -97,10 +99,14 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::Li
   }
   out.spec = rewrite_program(inf, inf.spec, sites, -1, spec_bound);
 
+  const KeptRanks kept = kept_ranks(inf, plan);
   out.plan.dir = plan.dir;
-  out.plan.world_size = plan.world_size;
-  out.plan.mesh = plan.mesh;
-  out.plan.rank_program = plan.rank_program;
+  out.plan.world_size = int64_t(kept.original.size());
+  out.plan.mesh = kept.mesh;
+  for (int64_t r : kept.original) out.plan.rank_program.push_back(plan.rank_program[size_t(r)]);
+  out.rank_origin = kept.original;
+  out.mesh_notes = kept.notes;
+  out.fewer_rank_axes = kept.axes;
   std::vector<int64_t> first_rank(plan.programs.size(), -1);
   for (int64_t r = 0; r < plan.world_size; ++r) {
     const size_t prog = plan.rank_program[size_t(r)];
@@ -130,7 +136,9 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::Li
         rewrite_program(inf, inf.ranks[size_t(r)], sites, r, rank_bound[size_t(r)])));
   }
   for (const auto& b : bound) {
+    if (kept.renamed[size_t(b.binding->rank)] < 0) continue;
     frontend::Binding nb = *b.binding;
+    nb.rank = kept.renamed[size_t(b.binding->rank)];
     nb.slice = reduced_slice(inf, inf.spec.values.at(nb.spec).dims, b.region.start, b.region.end,
                              nb.origin);
     nb.placements.clear();
@@ -144,8 +152,8 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::Li
   for (const auto& b : out.plan.bindings) table_bound.emplace(b.rank, b.value);
   for (const auto& s : sites) {
     if (s.action != ConstSite::Action::RankTable) continue;
-    for (int64_t r = 0; r < plan.world_size; ++r) {
-      if (plan.rank_program[size_t(r)] != plan.rank_program[size_t(s.rank)]) continue;
+    for (int64_t r = 0; r < out.plan.world_size; ++r) {
+      if (out.plan.rank_program[size_t(r)] != plan.rank_program[size_t(s.rank)]) continue;
       frontend::Binding nb;
       nb.rank = r;
       nb.value = s.name;
@@ -160,10 +168,8 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::Li
   }
   out.full_elements = elements(inf, inf.spec, false);
   out.reduced_elements = elements(inf, inf.spec, true);
-  for (const auto& p : inf.ranks) {
-    out.full_elements += elements(inf, p, false);
-    out.reduced_elements += elements(inf, p, true);
-  }
+  for (const auto& p : inf.ranks) out.full_elements += elements(inf, p, false);
+  for (int64_t r : kept.original) out.reduced_elements += elements(inf, inf.ranks[size_t(r)], true);
   describe(inf, out);
   return out;
 }
@@ -171,10 +177,10 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::Li
 }  // namespace
 
 Outcome reduce_plan(const ir::Graph& spec, const frontend::Plan& plan,
-                    const prove::LinkedPlan& linked) {
+                    const prove::LinkedPlan& linked, const std::string& keep_ranks) {
   Outcome o;
   try {
-    o.reduced = build(spec, plan, linked);
+    o.reduced = build(spec, plan, linked, keep_ranks);
   } catch (const NotReducible& e) {
     o.why = e.message;
   } catch (const InputError& e) {

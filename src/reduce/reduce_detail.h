@@ -19,11 +19,16 @@ struct BoundRegion {
 
 // Ties the rank axes to the region of the spec axes they hold: an axis cut into equal pieces
 // becomes (pieces, piece) with the count fixed; an uneven cut keeps the dimension full size.
+// Where `binding` cuts the axis by placements (and no explicit slice), the count of its pieces
+// is the product of the mesh axes' counts (in mesh order, the coarser split first), not fixed;
+// a local slice then cuts within the piece.
 void bind_region(Inference& inf, const DimShape& spec, const DimShape& rank,
-                 const frontend::Region& region, const std::string& why);
+                 const frontend::Region& region, const std::string& why,
+                 const frontend::Binding* binding = nullptr);
 
 void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
-                   const prove::LinkedPlan& linked, std::vector<BoundRegion>& bound);
+                   const prove::LinkedPlan& linked, std::vector<BoundRegion>& bound,
+                   const std::string& keep_ranks);
 
 // A constant that lies along a reducible dimension, and what the reduced instance makes of it.
 struct ConstSite {

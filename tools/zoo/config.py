@@ -141,6 +141,22 @@ NAMED_REAL_PLANS = {
 }
 
 
+# Named small plans with more than two ranks along a mesh axis, for checks with fewer ranks:
+# (model, plan). Generator-level edits (PlanConfig.bug) apply to them: "dp_average_half" on
+# every rank, "dp_average_half_last_rank" on the last data-parallel rank only;
+# "tp_residual_folded" adds residual / tp to each rank's o_proj output before the all-reduce
+# (correct), "tp_residual_folded_half" residual / 2 (right only on two TP ranks).
+NAMED_SMALL_PLANS = {
+    "dp4_mb2": (ModelConfig("l1_b8_gqa", layers=1, kv_heads=1, batch=8, **SMALL),
+                PlanConfig("dp4_mb2", dp=4, mb=2)),
+    "tp4_mb2": (ModelConfig("l1_b2_mha4", layers=1, hidden=8, heads=4, kv_heads=4, head_dim=2,
+                            ffn=16, vocab=8, seq=4, batch=2),
+                PlanConfig("tp4_mb2", tp=4, mb=2)),
+    "dp4_tp2_pp2_mb2": (ModelConfig("l2_b8_mha", layers=2, kv_heads=2, batch=8, **SMALL),
+                        PlanConfig("dp4_tp2_pp2_mb2", dp=4, tp=2, pp=2, mb=2, schedule="1f1b")),
+}
+
+
 def named_real_config(name, layers=None, dims=None):
     size, plan = NAMED_REAL_PLANS[name]
     dims = dict(dims or REAL_DIMS[size])

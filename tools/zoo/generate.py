@@ -11,6 +11,10 @@
   generate.py --real-plan NAME --out DIR [--layers N]
                                             a named real plan: DIR/spec.onnx and DIR/plan/
                                             (8b_dp2_tp2_pp2_mb2, 8b_cp2_dp2_tp2_pp2_mb2)
+  generate.py --small-plan NAME --out DIR [--bug BUG] [--per-rank]
+                                            a named small plan with four ranks along an axis:
+                                            DIR/spec.onnx and DIR/plan/ (one program per group
+                                            of identical ranks, or per rank with --per-rank)
 """
 import argparse
 import copy
@@ -23,8 +27,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from zoo.comm import Mesh  # noqa: E402
-from zoo.config import (NAMED_REAL_PLANS, REAL_DIMS, SMALL_ZOO, named_real_config,  # noqa: E402
-                         real_config, real_zoo)
+from zoo.config import (NAMED_REAL_PLANS, NAMED_SMALL_PLANS, REAL_DIMS, SMALL_ZOO,  # noqa: E402
+                         named_real_config, real_config, real_zoo)
 from zoo.graph import save  # noqa: E402
 from zoo.mutants import CATALOGUE, describe  # noqa: E402
 from zoo.plan import build_spec  # noqa: E402
@@ -182,6 +186,24 @@ def generate_real_plan(name, out, layers=None):
         name, m.layers, p.world, t_spec, time.time() - t0, tree_size(out) / 1e6, out))
 
 
+def generate_small_plan(name, out, bug=None, per_rank=False):
+    """A named small plan: out/spec.onnx and out/plan/."""
+    m, p = NAMED_SMALL_PLANS[name]
+    p = dataclasses.replace(p, bug=bug)
+    os.makedirs(out, exist_ok=True)
+    plan_dir = os.path.join(out, "plan")
+    if os.path.isdir(plan_dir):
+        shutil.rmtree(plan_dir)
+    spec = build_spec(m)
+    save(spec, os.path.join(out, "spec.onnx"))
+    if per_rank:
+        progs = build_ranks(m, p)
+        write_per_rank(plan_dir, p, {q.rank: q.g.model() for q in progs},
+                       rank_bindings(progs, p, spec_shapes(spec)))
+    else:
+        write_spmd(plan_dir, m, p)
+
+
 def write_stage_programs(m, p, out):
     """The one-program-per-stage form, building one representative rank per pipeline stage:
     without context parallelism or ZeRO-1 slices every rank of a stage runs the same program."""
@@ -212,15 +234,23 @@ def main(argv=None):
     ap.add_argument("--real", choices=["8b", "70b", "405b"])
     ap.add_argument("--real-zoo", choices=sorted(REAL_DIMS))
     ap.add_argument("--real-plan", choices=sorted(NAMED_REAL_PLANS))
+    ap.add_argument("--small-plan", choices=sorted(NAMED_SMALL_PLANS))
+    ap.add_argument("--bug", choices=["dp_average_half", "dp_average_half_last_rank",
+                                      "tp_residual_folded", "tp_residual_folded_half"],
+                    help="--small-plan: a generator-level bug")
+    ap.add_argument("--per-rank", action="store_true",
+                    help="--small-plan: one program file per rank")
     ap.add_argument("--only", nargs="+", action="extend", metavar="SUBSTRING",
                     help="--real-zoo: only the cases whose id holds one of these")
     ap.add_argument("--layers", type=int, help="--real-zoo, --real-plan: layer count")
     ap.add_argument("--sparse-weights", action="store_true",
                     help="--real-zoo: write the external data of initializers as sparse files")
     args = ap.parse_args(argv)
-    modes = [m for m in ("real", "real_zoo", "real_plan") if getattr(args, m)]
+    modes = [m for m in ("real", "real_zoo", "real_plan", "small_plan") if getattr(args, m)]
     if len(modes) > 1:
-        ap.error("--real, --real-zoo and --real-plan exclude each other")
+        ap.error("--real, --real-zoo, --real-plan and --small-plan exclude each other")
+    if (args.bug or args.per_rank) and not args.small_plan:
+        ap.error("--bug and --per-rank go with --small-plan")
     if args.only and not args.real_zoo:
         ap.error("--only goes with --real-zoo")
     if args.sparse_weights and not args.real_zoo:
@@ -235,6 +265,8 @@ def main(argv=None):
         generate_real_zoo(args.real_zoo, args.out, args.only, args.layers, args.sparse_weights)
     elif args.real_plan:
         generate_real_plan(args.real_plan, args.out, args.layers)
+    elif args.small_plan:
+        generate_small_plan(args.small_plan, args.out, args.bug, args.per_rank)
     else:
         index = generate_small(args.out)
         print("%d cases in %s" % (len(index), args.out))

@@ -253,8 +253,17 @@ class Llama:
                 o2 = g.node("Reshape", [ot, g.ints([self.bm, self.sq, self.nh * hd])])
                 with g.scope("o_proj"):
                     a = g.node("MatMul", [o2, W[p + "w_o"]])
+                    folded = self.par.tp > 1 and self.par.bug in ("tp_residual_folded",
+                                                              "tp_residual_folded_half")
+                    if folded:
+                        # the residual added inside the all-reduce, scaled by 1/tp on each rank
+                        # (or by a constant made for TP2)
+                        k = 0.5 if self.par.bug == "tp_residual_folded_half" else 1.0 / self.par.tp
+                        xs = g.node("Mul", [x, g.const(k)], "Mul_residual_share")
+                        a = g.node("Add", [a, xs], "Add_residual_share")
                     a = self.tp_out(a)
-                h1 = g.node("Add", [x, a], "Add_residual")
+                h1 = g.node("Identity", [a], "Add_residual") if folded else \
+                    g.node("Add", [x, a], "Add_residual")
             with g.scope("post_attention_layernorm"):
                 xn2, S["n2"] = self.rmsnorm(h1, W[p + "mlp_norm"])
             with g.scope("mlp"):

@@ -172,6 +172,9 @@ class Program:
         g, m, plan, L, comm = self.g, self.m, self.plan, self.L, self.comm
         W = self.param_inputs()
         avg = 1.0 / (plan.dp * plan.cp)
+        if plan.bug == "dp_average_half" or (plan.bug == "dp_average_half_last_rank" and
+                                             self.coords.get("dp", 0) == plan.dp - 1):
+            avg *= 2
         act_shape = [self.bm, L.sa, m.hidden]
         saved, acc, loss = {}, {}, None
         for kind, i in schedule(plan, self.stage):

@@ -1,0 +1,79 @@
+#include "check/counted_replicas.h"
+
+#include <algorithm>
+#include <set>
+
+namespace onnx_tv::prove {
+
+namespace {
+
+// A term's monomial as a comparable key, coefficient left out: members that add multiples of
+// one monomial count their ranks as much as members that add the same term.
+using TermKey = std::vector<std::string>;
+
+std::set<TermKey> terms_of(solver::Context& ctx, solver::Value v) {
+  std::set<TermKey> out;
+  if (!v.is_finite()) return out;
+  for (size_t i = 0, n = ctx.poly_term_count(v.poly); i < n; ++i) {
+    const solver::TermView t = ctx.term(v.poly, i);
+    TermKey k;
+    for (const auto& [atom, e] : t.factors) k.push_back(std::to_string(atom) + "^" + e.str());
+    out.insert(std::move(k));
+  }
+  return out;
+}
+
+bool spans(const frontend::Mesh& mesh, const std::vector<int64_t>& group,
+           const std::vector<size_t>& axes) {
+  const auto first = mesh.coords(group[0]);
+  for (int64_t r : group) {
+    const auto c = mesh.coords(r);
+    for (size_t a : axes)
+      if (c[a] != first[a]) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::string> counted_replica_sum(solver::Context& ctx, const frontend::Plan& plan,
+                                               const LinkedPlan& linked,
+                                               const std::vector<Env>& envs,
+                                               const std::vector<std::string>& axes) {
+  if (!plan.mesh || axes.empty()) return std::nullopt;
+  std::vector<size_t> idx;
+  for (const auto& a : axes)
+    if (int64_t i = plan.mesh->axis_index(a); i >= 0) idx.push_back(size_t(i));
+  for (const Step& step : linked.steps) {
+    if (step.kind != Step::Kind::Collective) continue;
+    const ir::CommOp& op = step.members[0].comm;
+    const bool sums = (op.kind == ir::CommKind::AllReduce || op.kind == ir::CommKind::ReduceScatter) &&
+                      op.reduce == ir::ReduceOp::Sum;
+    if (!sums || !spans(*plan.mesh, op.group, idx)) continue;
+    std::vector<const ir::Tensor*> ins;
+    for (const auto& m : step.members) {
+      auto it = envs[size_t(m.rank)].values.find(m.comm.data_input);
+      if (it == envs[size_t(m.rank)].values.end()) return std::nullopt;  // not run: nothing proven
+      ins.push_back(&it->second);
+    }
+    for (size_t e = 0; e < ins[0]->data.size(); ++e) {
+      std::set<TermKey> common = terms_of(ctx, ins[0]->data[e]);
+      for (size_t k = 1; k < ins.size() && !common.empty(); ++k) {
+        const std::set<TermKey> mine = terms_of(ctx, ins[k]->data[e]);
+        std::set<TermKey> both;
+        std::set_intersection(common.begin(), common.end(), mine.begin(), mine.end(),
+                              std::inserter(both, both.begin()));
+        common = std::move(both);
+      }
+      if (!common.empty()) {
+        const auto& m = step.members[0];
+        const ir::Graph& g = plan.program_of(m.rank);
+        return g.file + ": " + g.nodes[m.node_index].describe(m.node_index) + " (element " +
+               std::to_string(e) + ")";
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace onnx_tv::prove

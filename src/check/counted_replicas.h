@@ -1,0 +1,32 @@
+#pragma once
+// The guard of proofs with fewer ranks (reduce/mesh_axes.h). A sum over the ranks of an axis
+// counts its addends: where every member adds the same term (a bias added on each
+// tensor-parallel rank, a replicated value all-reduced), the full plan adds it n times and the
+// instance only as many times as it kept ranks, so a plan that scales it by a constant made for
+// another n (bias / 2 on each of 8 ranks) would agree with the spec in the instance and not at
+// full size. Such a sum makes the check redo the reduction keeping every rank of the axes.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check/executor.h"
+#include "check/linker.h"
+#include "frontend/plan.h"
+#include "solver/context.h"
+
+namespace onnx_tv::prove {
+
+// Thrown by a proof whose instance has fewer ranks when counted_replica_sum finds a sum.
+struct CountedReplicas {
+  std::string where;
+};
+
+// Where a sum (AllReduce or ReduceScatter with reduce "sum") over a group that spans one of
+// `axes` (mesh axes of plan.mesh) has a term common to every member's input: "rank3.onnx:
+// AllReduce node '/x' (element 5)". nullopt when none has.
+std::optional<std::string> counted_replica_sum(solver::Context& ctx, const frontend::Plan& plan,
+                                               const LinkedPlan& linked,
+                                               const std::vector<Env>& envs,
+                                               const std::vector<std::string>& axes);
+
+}  // namespace onnx_tv::prove

@@ -1,0 +1,107 @@
+// Fewer ranks along a mesh axis (reduce/mesh_axes.h): small plans with four ranks along an
+// axis (tools/zoo/generate.py --small-plan), checked with two and with all four (--no-reduce).
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <nlohmann/json.hpp>
+
+#include "run_cli.h"
+
+namespace onnx_tv::e2e {
+namespace {
+
+using nlohmann::json;
+
+// Generates a named small plan (with a generator-level edit) into a fresh folder.
+std::filesystem::path generate(const std::string& plan, const std::string& extra = "") {
+  std::string name = "fewer_ranks_" + plan + extra;
+  for (char& ch : name)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  const auto dir = fresh_dir(name);
+  const std::string gen = "/usr/bin/python3 " + (source_dir() / "tools/zoo/generate.py").string() +
+                          " --small-plan " + plan + " " + extra + " --out " + dir.string() +
+                          " > " + (dir / "generate.log").string() + " 2>&1";
+  EXPECT_EQ(std::system(gen.c_str()), 0) << gen;
+  return dir;
+}
+
+json check(const std::filesystem::path& dir, const std::string& flags = "") {
+  const auto report = dir / ("report" + std::to_string(flags.size()) + ".json");
+  CliRun r = run_cli("check " + (dir / "spec.onnx").string() + " " + (dir / "plan").string() +
+                     " --no-progress --json " + report.string() + " " + flags);
+  std::ifstream in(report);
+  if (!in) {
+    ADD_FAILURE() << "no report: " << r.out;
+    return json::object();
+  }
+  return json::parse(in);
+}
+
+std::string joined(const json& list) {
+  std::string out;
+  for (const auto& s : list) out += s.get<std::string>() + "\n";
+  return out;
+}
+
+TEST(FewerRanks, CorrectPlansProveWithTwoRanksPerAxis) {
+  const struct {
+    const char* plan;
+    const char* shrunk;
+    int ranks;
+  } cases[] = {{"dp4_mb2", "mesh axis 'dp': 4 ranks -> 2", 2},
+               {"tp4_mb2", "mesh axis 'tp': 4 ranks -> 2", 2},
+               {"dp4_tp2_pp2_mb2", "mesh axis 'dp': 4 ranks -> 2", 8}};
+  for (const auto& c : cases) {
+    const auto dir = generate(c.plan);
+    const json fewer = check(dir);
+    EXPECT_EQ(fewer["verdict"], "EQUIVALENT") << c.plan;
+    EXPECT_EQ(joined(fewer["reduction"]["fewer_ranks"]), std::string(c.shrunk) + "\n") << c.plan;
+    EXPECT_EQ(fewer["stats"]["ranks"], c.ranks) << c.plan;
+    EXPECT_EQ(check(dir, "--no-reduce")["verdict"], "EQUIVALENT") << c.plan;
+  }
+}
+
+// The averaging constant is 1/2 on every one of four data-parallel ranks: wrong at full size,
+// and wrong with two ranks (the spec's mean keeps its full-size count).
+TEST(FewerRanks, ABugOnEveryRankIsCaughtWithTwo) {
+  const auto dir = generate("dp4_mb2", "--bug dp_average_half");
+  const json fewer = check(dir);
+  EXPECT_EQ(fewer["verdict"], "NOT EQUIVALENT");
+  EXPECT_FALSE(fewer["reduction"]["fewer_ranks"].empty());
+  const json all = check(dir, "--no-reduce");
+  EXPECT_EQ(all["verdict"], "NOT EQUIVALENT");
+  EXPECT_EQ(fewer["mismatch"]["spec_output"], all["mismatch"]["spec_output"]);
+}
+
+// Only the last rank is wrong: its program differs, so the axis keeps all four ranks, and the
+// report names rank 3.
+TEST(FewerRanks, RanksThatDifferKeepTheirAxis) {
+  const auto dir = generate("dp4_mb2", "--bug dp_average_half_last_rank");
+  const json r = check(dir);
+  EXPECT_EQ(r["verdict"], "NOT EQUIVALENT");
+  EXPECT_TRUE(r["reduction"]["fewer_ranks"].empty());
+  EXPECT_NE(joined(r["reduction"]["kept_full"]).find("ranks 0 and 3 run different programs"),
+            std::string::npos)
+      << r["reduction"].dump();
+  EXPECT_EQ(r["mismatch"]["ranks"], json::array({3}));
+}
+
+// The residual is added inside the o_proj all-reduce, a share on each TP rank: a sum that
+// counts its ranks. With 1/tp that is right; with 1/2 it is right only on two ranks, which is
+// all an instance with fewer ranks would have: the check keeps every rank instead.
+TEST(FewerRanks, ASumThatCountsItsRanksKeepsThem) {
+  const json right = check(generate("tp4_mb2", "--bug tp_residual_folded"));
+  EXPECT_EQ(right["verdict"], "EQUIVALENT");
+  EXPECT_TRUE(right["reduction"]["fewer_ranks"].empty());
+  EXPECT_NE(joined(right["warnings"]).find("counts the ranks"), std::string::npos)
+      << right["warnings"].dump();
+  const json half = check(generate("tp4_mb2", "--bug tp_residual_folded_half"));
+  EXPECT_EQ(half["verdict"], "NOT EQUIVALENT");
+  EXPECT_TRUE(half["reduction"]["fewer_ranks"].empty());
+}
+
+}  // namespace
+}  // namespace onnx_tv::e2e
