@@ -1,6 +1,8 @@
 #include "check/bindings.h"
 
 #include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "common/errors.h"
 #include "ir/tensor_util.h"
@@ -15,12 +17,16 @@ const ir::ValueInfo* find_info(const std::vector<ir::ValueInfo>& infos, const st
   return nullptr;
 }
 
-bool produced_by_node(const ir::Graph& g, const std::string& name) {
-  for (const auto& node : g.nodes)
-    for (const auto& out : node.outputs)
-      if (out == name) return true;
-  return false;
-}
+// A program's graph inputs, outputs and node outputs, looked up once per program: a plan of
+// thousands of ranks has as many bindings per program file, and the file 10^5 nodes.
+struct ProgramNames {
+  std::unordered_set<std::string> inputs, outputs, produced;
+  explicit ProgramNames(const ir::Graph& g) {
+    for (const auto& vi : g.inputs) inputs.insert(vi.name);
+    for (const auto& vi : g.outputs) outputs.insert(vi.name);
+    for (const auto& node : g.nodes) produced.insert(node.outputs.begin(), node.outputs.end());
+  }
+};
 
 ir::DType declared_dtype(const ir::Graph& g, const std::string& name) {
   if (auto* vi = find_info(g.inputs, name)) return vi->dtype;
@@ -88,14 +94,16 @@ std::optional<ir::Shape> static_shape(const ir::Graph& g, const std::string& nam
 
 BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan) {
   BoundPlan out;
+  std::unordered_map<const ir::Graph*, ProgramNames> names;
   for (const auto& b : plan.bindings) {
     if (b.rank < 0 || b.rank >= plan.world_size)
       throw InputError(b.origin + ": rank " + std::to_string(b.rank) + " is outside the world of " +
                        std::to_string(plan.world_size) + " ranks");
     const ir::Graph& g = plan.program_of(b.rank);
-    const bool rank_in = (find_info(g.inputs, b.value) || g.initializers.count(b.value)) &&
-                         !produced_by_node(g, b.value);
-    const bool rank_out = find_info(g.outputs, b.value) != nullptr;
+    const ProgramNames& n = names.try_emplace(&g, g).first->second;
+    const bool rank_in = (n.inputs.count(b.value) || g.initializers.count(b.value)) &&
+                         !n.produced.count(b.value);
+    const bool rank_out = n.outputs.count(b.value) > 0;
     if (!rank_in && !rank_out)
       throw InputError(b.origin + ": '" + b.value + "' is not a graph input, output or "
                        "initializer of " + g.file);

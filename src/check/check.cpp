@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iterator>
+#include <map>
 #include <unordered_map>
 
 #include "check/bindings.h"
@@ -138,33 +139,49 @@ void copy_reduction(Reduction& out, const reduce::Reduced& r) {
   if (!r.mesh_notes.empty()) out.rank_origin = r.rank_origin;
 }
 
-// Replaces the spec and the plan by their reduced instance when one can be built soundly.
-// False (with the result set to UNKNOWN) when the program left to prove is out of reach.
-bool reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Graph& spec,
-                      frontend::Plan& plan, prove::LinkedPlan& linked, prove::BoundPlan& bound,
-                      const std::string& keep_ranks) {
+// What reduce_or_refuse decided.
+enum class Instance { Ready, Refused, Again };
+
+// Replaces the spec and the plan (the ranks `fewer` kept) by their reduced instance when one
+// can be built soundly. Refused: the result is set to UNKNOWN, as the program left to prove
+// is out of reach. Again: an axis chosen to shrink cannot (its reason is added to `keep`),
+// or the plan with fewer ranks cannot be reduced at all; choose again.
+Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Graph& spec,
+                          const reduce::FewerRanks& fewer, frontend::Plan& plan,
+                          prove::LinkedPlan& linked, prove::BoundPlan& bound,
+                          std::map<std::string, std::string>& keep) {
   res.reduction.requested = options.reduce;
   if (options.reduce) {
     report(options, "reduce", 0, 1);
-    reduce::Outcome o = reduce::reduce_plan(spec, plan, linked, keep_ranks);
+    reduce::Outcome o = reduce::reduce_plan(spec, fewer, linked);
     report(options, "reduce", 1, 1);
+    if (o.keep_ranks) {
+      keep[o.keep_ranks->axis] = o.keep_ranks->why;
+      return Instance::Again;
+    }
+    if (!o.reduced && !fewer.axes.empty()) {  // the kept ranks alone do not cover the spec
+      keep[""] = "shape reduction does not apply: " + o.why;
+      return Instance::Again;
+    }
     if (o.reduced) {
       copy_reduction(res.reduction, *o.reduced);
+      res.reduction.kept_full.insert(res.reduction.kept_full.begin(), fewer.kept.begin(),
+                                     fewer.kept.end());
       if (o.reduced->reduced_elements > options.max_elements) {
         std::string why;
-        for (const auto& k : o.reduced->kept_full) why += "\n  " + k;
+        for (const auto& k : res.reduction.kept_full) why += "\n  " + k;
         res.verdict = Verdict::Unknown;
         res.message = "the reduced instance still holds " +
                       std::to_string(o.reduced->reduced_elements) +
                       " tensor elements, beyond the limit of " + std::to_string(options.max_elements) +
-                      "; these dimensions keep their full size:" + why;
-        return false;
+                      " (--max-elements); these dimensions keep their full size:" + why;
+        return Instance::Refused;
       }
       spec = std::move(o.reduced->spec);
       plan = std::move(o.reduced->plan);
       linked = prove::link_plan(plan);
       bound = prove::resolve_bindings(spec, plan);
-      return true;
+      return Instance::Ready;
     }
     res.reduction.not_applied = o.why;
   }
@@ -175,9 +192,9 @@ bool reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Graph& 
                   " elements, too many to check at full size" +
                   (options.reduce ? ", and shape reduction does not apply: " + res.reduction.not_applied
                                   : " (shape reduction is off)");
-    return false;
+    return Instance::Refused;
   }
-  return true;
+  return Instance::Ready;
 }
 
 // One exact run: both sides symbolically, obligations compared, a failure explained. A staged
@@ -312,18 +329,27 @@ void run(CheckResult& res, const std::string& spec_path, const std::string& shar
   report(options, "load", 0, 1);
   const ir::Graph full_spec = frontend::load_model(spec_path);
   const frontend::Plan full_plan = frontend::load_plan(shards_dir);
-  const prove::LinkedPlan full_linked = prove::link_plan(full_plan);
+  const prove::BoundPlan full_bound = prove::resolve_bindings(full_spec, full_plan);
   report(options, "load", 1, 1);
-  // An instance with fewer ranks whose proof meets a sum that counts them is reduced again,
-  // keeping every rank (check/counted_replicas.h).
-  std::string keep_ranks;
+  // Mesh axes whose ranks are interchangeable are proven with two ranks (reduce/mesh_axes.h);
+  // a plan of thousands of ranks is then never linked whole. Where that choice cannot stand
+  // (inference reads a count as a position, a sum counts its ranks:
+  // check/counted_replicas.h), the axis keeps its ranks and the check starts again.
+  std::map<std::string, std::string> keep;
+  std::optional<prove::LinkedPlan> full_linked;
   for (;;) {
+    const reduce::FewerRanks fewer = options.reduce ? reduce::choose_fewer_ranks(full_plan, keep)
+                                                    : reduce::all_ranks(full_plan);
+    const bool all = fewer.axes.empty();
+    if (all && !full_linked) full_linked = prove::link_plan(full_plan);
     ir::Graph spec = full_spec;
-    frontend::Plan plan = full_plan;
-    prove::LinkedPlan linked = full_linked;
-    prove::BoundPlan bound = prove::resolve_bindings(spec, plan);
+    frontend::Plan plan = fewer.plan;
+    prove::LinkedPlan linked = all ? *full_linked : prove::link_plan(plan);
+    prove::BoundPlan bound = all ? full_bound : prove::BoundPlan{};
     CheckResult attempt = res;
-    if (!reduce_or_refuse(attempt, options, spec, plan, linked, bound, keep_ranks)) {
+    const Instance got = reduce_or_refuse(attempt, options, spec, fewer, plan, linked, bound, keep);
+    if (got == Instance::Again) continue;
+    if (got == Instance::Refused) {
       res = std::move(attempt);
       return;
     }
@@ -332,9 +358,9 @@ void run(CheckResult& res, const std::string& spec_path, const std::string& shar
       res = std::move(attempt);
       return;
     } catch (const prove::CountedReplicas& c) {
-      ONNX_TV_ASSERT(keep_ranks.empty(), "counted ranks with every rank kept: " + c.where);
-      keep_ranks = c.where + " sums a term that every member adds, which counts the ranks";
-      res.warnings.push_back("fewer ranks not used: " + keep_ranks);
+      ONNX_TV_ASSERT(!all, "counted ranks with every rank kept: " + c.where);
+      keep[""] = c.where + " sums a term that every member adds, which counts the ranks";
+      res.warnings.push_back("fewer ranks not used: " + keep[""]);
     }
   }
 }

@@ -24,7 +24,7 @@ constexpr int kInternalExit = 4;
 
 const char* kUsage =
     "usage: onnx-tv check SPEC.onnx SHARDS_DIR [--json FILE] [--no-progress] [--seed N]\n"
-    "                    [--no-reduce] [--no-stages]\n"
+    "                    [--no-reduce] [--no-stages] [--max-elements N]\n"
     "       onnx-tv eval MODEL.onnx --inputs DIR [--expected DIR] [--out DIR]\n"
     "       onnx-tv conformance [DATA_DIR] [--table FILE.md]\n"
     "\n"
@@ -36,6 +36,8 @@ const char* kUsage =
     "  --seed N        seed for the witness search (default 1)\n"
     "  --no-reduce     check at full size instead of on a reduced instance of the plan\n"
     "  --no-stages     prove the whole program at once, without a stage-wise proof first\n"
+    "  --max-elements N  the most tensor elements (spec and ranks) an instance may hold to be\n"
+    "                  proven (default 20000000; memory grows with it, about 0.5 GB per million)\n"
     "\n"
     "eval runs MODEL.onnx on the tensors input_0.pb, input_1.pb, ... in DIR with the prover's\n"
     "op semantics (exact where rational) and prints its outputs, compares them with the\n"
@@ -69,6 +71,15 @@ int run_check(const std::vector<std::string>& args) {
         options.witness_seed = std::stoull(args[i]);
       } catch (...) {
         return usage_error("--seed needs a number, not '" + args[i] + "'");
+      }
+    } else if (a == "--max-elements") {
+      if (++i >= args.size()) return usage_error("--max-elements needs a number");
+      try {
+        size_t used = 0;
+        options.max_elements = std::stoll(args[i], &used);
+        if (used != args[i].size() || options.max_elements < 1) throw std::invalid_argument("");
+      } catch (...) {
+        return usage_error("--max-elements needs a positive number, not '" + args[i] + "'");
       }
     } else if (a.rfind("--", 0) == 0) {
       return usage_error("unknown option '" + a + "'");

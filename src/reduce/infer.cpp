@@ -5,7 +5,6 @@
 
 #include "common/errors.h"
 #include "reduce/infer.h"
-#include "reduce/mesh_axes.h"
 #include "reduce/reduce_detail.h"
 
 namespace onnx_tv::reduce {
@@ -51,34 +50,36 @@ const DimValue& value_of(ProgramDims& p, const std::string& name, const std::str
 // The mesh axes on which the members of a group differ, in mesh order.
 std::vector<size_t> spanned_axes(const Inference& inf, const std::vector<int64_t>& group) {
   std::vector<size_t> out;
-  if (!inf.mesh || group.empty()) return out;
-  const auto first = inf.mesh->coords(group[0]);
+  if (!inf.full_mesh || group.empty()) return out;
+  const auto first = inf.full_mesh->coords(inf.original[size_t(group[0])]);
   for (size_t a = 0; a < first.size(); ++a)
     for (int64_t r : group)
-      if (inf.mesh->coords(r)[a] != first[a]) {
+      if (inf.full_mesh->coords(inf.original[size_t(r)])[a] != first[a]) {
         out.push_back(a);
         break;
       }
   return out;
 }
 
-// The count of a collective's group as the product of its mesh axes' counts, when the group
-// is every rank along those axes in row-major order (the rank-generic group_axes form).
-std::optional<Axis> group_count(Inference& inf, const std::vector<int64_t>& group) {
+// The count of a collective's group as the product of its mesh axes' counts at full size,
+// when the group is every rank kept along those axes in row-major order (the rank-generic
+// group_axes form); `plan_mesh` is the mesh of the ranks kept.
+std::optional<Axis> group_count(Inference& inf, const frontend::Mesh* plan_mesh,
+                                const std::vector<int64_t>& group) {
   const std::vector<size_t> axes = spanned_axes(inf, group);
-  if (axes.empty()) return std::nullopt;
+  if (axes.empty() || !plan_mesh) return std::nullopt;
   int64_t n = 1;
-  for (size_t a : axes) n *= inf.mesh->shape[a];
+  for (size_t a : axes) n *= plan_mesh->shape[a];
   if (n != int64_t(group.size())) return std::nullopt;
-  const auto base = inf.mesh->coords(group[0]);
+  const auto base = plan_mesh->coords(group[0]);
   for (size_t k = 0; k < group.size(); ++k) {
     auto c = base;
     int64_t rest = int64_t(k);
     for (size_t i = axes.size(); i-- > 0;) {
-      c[axes[i]] = rest % inf.mesh->shape[axes[i]];
-      rest /= inf.mesh->shape[axes[i]];
+      c[axes[i]] = rest % plan_mesh->shape[axes[i]];
+      rest /= plan_mesh->shape[axes[i]];
     }
-    if (inf.mesh->rank_of(c) != group[k]) return std::nullopt;
+    if (plan_mesh->rank_of(c) != group[k]) return std::nullopt;
   }
   Axis out;
   for (size_t a : axes) out.insert(out.end(), inf.mesh_counts[a].begin(), inf.mesh_counts[a].end());
@@ -89,7 +90,7 @@ void fix_spanned(Inference& inf, const std::vector<int64_t>& group, const std::s
   for (size_t a : spanned_axes(inf, group)) inf.dims.fix(inf.mesh_counts[a], why);
 }
 
-void run_comm(Inference& inf, const prove::Step& step) {
+void run_comm(Inference& inf, const frontend::Plan& plan, const prove::Step& step) {
   using ir::CommKind;
   const auto& first = step.members[0];
   ProgramDims& p0 = inf.ranks[size_t(first.rank)];
@@ -125,7 +126,8 @@ void run_comm(Inference& inf, const prove::Step& step) {
   };
   // A gathered or scattered axis is (group, piece); the group's count is the mesh axes'
   // counts when the group is in mesh order, else fixed, with them.
-  const std::optional<Axis> count = group_count(inf, first.comm.group);
+  const std::optional<Axis> count =
+      group_count(inf, plan.mesh ? &*plan.mesh : nullptr, first.comm.group);
   if (!count) fix_spanned(inf, first.comm.group, here + " has a group not in mesh order");
   auto gathered = [&](const Axis& a) {
     Axis out_axis = count ? *count : inf.dims.fresh(g, here + " gathers along it", true);
@@ -133,8 +135,9 @@ void run_comm(Inference& inf, const prove::Step& step) {
     return out_axis;
   };
   auto scattered = [&](const Axis& a) {
-    auto parts = inf.dims.split_inner(a, inf.dims.full(a) / g);
-    if (inf.dims.full(a) % g != 0 || !parts)
+    const int64_t n = count ? inf.dims.full(*count) : g;  // the full plan's group size
+    auto parts = inf.dims.split_inner(a, inf.dims.full(a) / n);
+    if (inf.dims.full(a) % n != 0 || !parts)
       throw NotReducible{here + ": the scattered axis does not split evenly"};
     if (count)
       inf.dims.unify(parts->first, *count, here + " scatters along it");
@@ -176,7 +179,7 @@ namespace {
 // counts (none when b gives an explicit slice, which placements would cut within).
 std::optional<Axis> placement_count(Inference& inf, const frontend::Binding* b, size_t d,
                                     size_t dims) {
-  if (!b || !inf.mesh || b->placements.empty() || b->slice) return std::nullopt;
+  if (!b || !inf.full_mesh || b->placements.empty() || b->slice) return std::nullopt;
   Axis out;
   for (size_t a = 0; a < b->placements.size(); ++a) {
     const frontend::Placement& p = b->placements[a];
@@ -227,14 +230,21 @@ void bind_region(Inference& inf, const DimShape& spec, const DimShape& rank,
 }
 
 void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
-                   const prove::LinkedPlan& linked, std::vector<BoundRegion>& bound,
-                   const std::string& keep_ranks) {
-  inf.mesh = plan.mesh;
-  if (plan.mesh)
-    for (size_t a = 0; a < plan.mesh->axes.size(); ++a)
-      inf.mesh_counts.push_back(inf.dims.fresh_count(
-          plan.mesh->shape[a], "mesh axis '" + plan.mesh->axes[a] + "' (" +
-                                   std::to_string(plan.mesh->shape[a]) + " ranks)"));
+                   const prove::LinkedPlan& linked, const FewerRanks& fewer,
+                   std::vector<BoundRegion>& bound) {
+  inf.full_mesh = fewer.full_mesh;
+  inf.original = fewer.original;
+  if (inf.full_mesh)
+    for (size_t a = 0; a < inf.full_mesh->axes.size(); ++a) {
+      const std::string& name = inf.full_mesh->axes[a];
+      const int64_t n = inf.full_mesh->shape[a];
+      const bool shrinks =
+          std::find(fewer.axes.begin(), fewer.axes.end(), name) != fewer.axes.end();
+      const std::string origin = "mesh axis '" + name + "' (" + std::to_string(n) + " ranks)";
+      inf.mesh_counts.push_back(shrinks ? inf.dims.fresh_count(n, origin)
+                                        : inf.dims.fresh(n, origin + ", all kept", true));
+      inf.shrinks.push_back(shrinks);
+    }
   inf.spec.graph = &spec;
   inf.spec.label = "spec.onnx";
   start_program(inf, inf.spec);
@@ -253,19 +263,29 @@ void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& 
       const size_t i = step.members[0].node_index;
       store(p, p.graph->nodes[i], infer_node(inf, p, i));
     } else {
-      run_comm(inf, step);
+      run_comm(inf, plan, step);
     }
   }
   for (const frontend::Binding& fb : plan.bindings) {
     const DimValue& sv = value_of(inf.spec, fb.spec, fb.origin);
-    BoundRegion b{&fb, frontend::resolve_region(fb, plan.mesh, inf.dims.full_shape(sv.dims))};
+    frontend::Binding at_full = fb;  // the region it holds in the full plan
+    at_full.rank = inf.original[size_t(fb.rank)];
+    BoundRegion b{&fb, frontend::resolve_region(at_full, inf.full_mesh, inf.dims.full_shape(sv.dims))};
     bound.push_back(b);
     const DimValue& s = value_of(inf.spec, b.binding->spec, b.binding->origin);
     const DimValue& v = value_of(inf.ranks[size_t(b.binding->rank)], b.binding->value,
                                  b.binding->origin);
     bind_region(inf, s.dims, v.dims, b.region, b.binding->origin, b.binding);
   }
-  fix_mesh_axes(inf, plan, keep_ranks);
+  // Only a whole count that stayed reducible maps to rank coordinates.
+  for (size_t a = 0; a < inf.shrinks.size(); ++a) {
+    if (!inf.shrinks[a]) continue;
+    const Axis leaves = inf.dims.leaves(inf.mesh_counts[a]);
+    const std::string& name = inf.full_mesh->axes[a];
+    if (leaves.size() != 1)
+      throw KeepRanks{name, "another dimension splits its count of ranks"};
+    if (inf.dims.is_fixed(leaves[0])) throw KeepRanks{name, inf.dims.why_fixed(leaves[0])};
+  }
 }
 
 }  // namespace onnx_tv::reduce

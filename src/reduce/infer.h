@@ -44,10 +44,13 @@ struct Inference {
   DimStore dims;
   ProgramDims spec;
   std::vector<ProgramDims> ranks;
-  // The plan's mesh and, per mesh axis, the count variable of its ranks (empty for an axis of
-  // one rank): mesh_axes.h says when an axis may keep fewer ranks.
-  std::optional<frontend::Mesh> mesh;
+  // Fewer ranks (mesh_axes.h): the full plan's mesh, each rank's rank in the full plan, and
+  // per mesh axis the count of its ranks at full size (empty for one rank), reducible only
+  // for the axes that shrink.
+  std::optional<frontend::Mesh> full_mesh;
+  std::vector<int64_t> original;
   std::vector<Axis> mesh_counts;
+  std::vector<bool> shrinks;
 };
 
 // A node's output dims from its inputs' (rules.cpp). Throws NotReducible for an op without a

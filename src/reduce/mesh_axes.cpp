@@ -1,9 +1,6 @@
 #include "reduce/mesh_axes.h"
 
 #include <algorithm>
-#include <map>
-
-#include "frontend/plan.h"
 
 namespace onnx_tv::reduce {
 
@@ -41,86 +38,109 @@ std::string whole_world_reason(const frontend::Plan& plan) {
   return "";
 }
 
-}  // namespace
-
-void fix_mesh_axes(Inference& inf, const frontend::Plan& plan, const std::string& keep_ranks) {
-  if (!inf.mesh) return;
-  const frontend::Mesh& mesh = *inf.mesh;
-  const std::string world = keep_ranks.empty() ? whole_world_reason(plan) : keep_ranks;
-  std::vector<std::vector<std::string>> keys(size_t(plan.world_size));
-  for (const auto& b : plan.bindings) keys[size_t(b.rank)].push_back(binding_key(b));
-  for (auto& k : keys) std::sort(k.begin(), k.end());
-
-  for (size_t a = 0; a < mesh.axes.size(); ++a) {
-    const Axis& count = inf.mesh_counts[a];
-    if (count.empty()) continue;
-    auto fix = [&](const std::string& why) {
-      inf.dims.fix(count, "mesh axis '" + mesh.axes[a] + "' keeps its ranks: " + why);
-    };
-    if (!world.empty()) {
-      fix(world);
-      continue;
+// Collectives that read positions along `axis`: a Broadcast's root, a Send/Recv's peer.
+std::string positional_reason(const frontend::Plan& plan, const std::string& axis) {
+  for (const auto& g : plan.programs)
+    for (size_t i = 0; i < g->nodes.size(); ++i) {
+      const ir::Node& n = g->nodes[i];
+      if (!frontend::is_comm_op(n)) continue;
+      const ir::Attribute* axes = n.attribute("group_axes");
+      const ir::Attribute* peer = n.attribute("peer_axis");
+      const bool along =
+          (n.op_type == "Broadcast" && axes &&
+           std::find(axes->strings.begin(), axes->strings.end(), axis) != axes->strings.end()) ||
+          (peer && peer->s == axis);
+      if (along) return g->file + ": " + n.describe(i) + " reads positions along it";
     }
-    bool shards = false;
-    for (const auto& b : plan.bindings)
-      shards = shards || (a < b.placements.size() &&
-                          b.placements[a].kind == frontend::Placement::Kind::Shard);
-    if (!shards) {
-      fix("no binding shards a dimension along it");
-      continue;
-    }
-    for (int64_t r = 0; r < plan.world_size; ++r) {
-      auto c = mesh.coords(r);
-      if (c[a] == 0) continue;
-      c[a] = 0;
-      const int64_t r0 = mesh.rank_of(c);
-      if (plan.rank_program[size_t(r)] != plan.rank_program[size_t(r0)]) {
-        fix("ranks " + std::to_string(r0) + " and " + std::to_string(r) + " run different programs");
-        break;
-      }
-      if (keys[size_t(r)] != keys[size_t(r0)]) {
-        fix("ranks " + std::to_string(r0) + " and " + std::to_string(r) + " have different bindings");
-        break;
-      }
-    }
-  }
-  // Checked last: the rules above and inference may have split a count (a Reshape of the
-  // batch into pieces of another size), and only a whole count maps to rank coordinates.
-  for (size_t a = 0; a < mesh.axes.size(); ++a) {
-    const Axis& count = inf.mesh_counts[a];
-    if (!count.empty() && inf.dims.leaves(count).size() != 1)
-      inf.dims.fix(count, "mesh axis '" + mesh.axes[a] + "' keeps its ranks: its count is split");
-  }
+  return "";
 }
 
-KeptRanks kept_ranks(Inference& inf, const frontend::Plan& plan) {
-  KeptRanks out;
-  out.mesh = plan.mesh;
-  out.renamed.assign(size_t(plan.world_size), -1);
-  if (!plan.mesh) {
-    for (int64_t r = 0; r < plan.world_size; ++r) {
-      out.original.push_back(r);
-      out.renamed[size_t(r)] = r;
-    }
-    return out;
-  }
-  for (size_t a = 0; a < plan.mesh->axes.size(); ++a) {
-    const int64_t n = inf.dims.reduced(inf.mesh_counts[a]);
-    if (n == plan.mesh->shape[a]) continue;
-    out.notes.push_back("mesh axis '" + plan.mesh->axes[a] + "': " +
-                        std::to_string(plan.mesh->shape[a]) + " ranks -> " + std::to_string(n));
-    out.mesh->shape[a] = n;
-    out.axes.push_back(plan.mesh->axes[a]);
-  }
+std::string axis_reason(const frontend::Plan& plan, size_t a,
+                        const std::vector<std::vector<std::string>>& keys) {
+  const frontend::Mesh& mesh = *plan.mesh;
+  bool shards = false;
+  for (const auto& b : plan.bindings)
+    shards = shards || (a < b.placements.size() &&
+                        b.placements[a].kind == frontend::Placement::Kind::Shard);
+  if (!shards) return "no binding shards a dimension along it";
   for (int64_t r = 0; r < plan.world_size; ++r) {
-    const auto c = plan.mesh->coords(r);
+    auto c = mesh.coords(r);
+    if (c[a] == 0) continue;
+    c[a] = 0;
+    const int64_t r0 = mesh.rank_of(c);
+    if (plan.rank_program[size_t(r)] != plan.rank_program[size_t(r0)])
+      return "ranks " + std::to_string(r0) + " and " + std::to_string(r) + " run different programs";
+    if (keys[size_t(r)] != keys[size_t(r0)])
+      return "ranks " + std::to_string(r0) + " and " + std::to_string(r) + " have different bindings";
+  }
+  return positional_reason(plan, mesh.axes[a]);
+}
+
+}  // namespace
+
+FewerRanks all_ranks(const frontend::Plan& full) {
+  FewerRanks out;
+  out.plan = full;
+  out.full_mesh = full.mesh;
+  for (int64_t r = 0; r < full.world_size; ++r) out.original.push_back(r);
+  return out;
+}
+
+FewerRanks choose_fewer_ranks(const frontend::Plan& full,
+                              const std::map<std::string, std::string>& keep) {
+  if (!full.mesh) return all_ranks(full);
+  const frontend::Mesh& mesh = *full.mesh;
+  std::string world = whole_world_reason(full);
+  if (world.empty() && keep.count("")) world = keep.at("");
+  std::vector<std::vector<std::string>> keys(size_t(full.world_size));
+  for (const auto& b : full.bindings) keys[size_t(b.rank)].push_back(binding_key(b));
+  for (auto& k : keys) std::sort(k.begin(), k.end());
+
+  FewerRanks out;
+  out.full_mesh = full.mesh;
+  frontend::Mesh small = mesh;
+  for (size_t a = 0; a < mesh.axes.size(); ++a) {
+    if (mesh.shape[a] <= 2) continue;
+    std::string why = world;
+    if (why.empty() && keep.count(mesh.axes[a])) why = keep.at(mesh.axes[a]);
+    if (why.empty()) why = axis_reason(full, a, keys);
+    if (!why.empty()) {
+      out.kept.push_back("mesh axis '" + mesh.axes[a] + "' keeps its " +
+                         std::to_string(mesh.shape[a]) + " ranks: " + why);
+      continue;
+    }
+    small.shape[a] = 2;
+    out.axes.push_back(mesh.axes[a]);
+    out.notes.push_back("mesh axis '" + mesh.axes[a] + "': " + std::to_string(mesh.shape[a]) +
+                        " ranks -> 2");
+  }
+  if (out.axes.empty()) {
+    FewerRanks all = all_ranks(full);
+    all.kept = std::move(out.kept);
+    return all;
+  }
+  // The ranks whose coordinate on every shrunk axis is 0 or 1, renumbered on the small mesh.
+  int64_t ranks = 1;
+  for (int64_t n : small.shape) ranks *= n;
+  std::vector<int64_t> renamed(size_t(full.world_size), -1);
+  out.original.assign(size_t(ranks), -1);
+  for (int64_t r = 0; r < full.world_size; ++r) {
+    const auto c = mesh.coords(r);
     bool kept = true;
-    for (size_t a = 0; a < c.size(); ++a) kept = kept && c[a] < out.mesh->shape[a];
+    for (size_t a = 0; a < c.size(); ++a) kept = kept && c[a] < small.shape[a];
     if (!kept) continue;
-    const int64_t nr = out.mesh->rank_of(c);
-    if (size_t(nr) >= out.original.size()) out.original.resize(size_t(nr) + 1, -1);
-    out.original[size_t(nr)] = r;
-    out.renamed[size_t(r)] = nr;
+    renamed[size_t(r)] = small.rank_of(c);
+    out.original[size_t(renamed[size_t(r)])] = r;
+  }
+  out.plan.dir = full.dir;
+  out.plan.world_size = ranks;
+  out.plan.mesh = small;
+  out.plan.programs = full.programs;
+  for (int64_t r : out.original) out.plan.rank_program.push_back(full.rank_program[size_t(r)]);
+  for (const auto& b : full.bindings) {
+    if (renamed[size_t(b.rank)] < 0) continue;
+    out.plan.bindings.push_back(b);
+    out.plan.bindings.back().rank = renamed[size_t(b.rank)];
   }
   return out;
 }

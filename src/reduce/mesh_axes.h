@@ -4,35 +4,45 @@
 // which piece each holds, the ranks along it are one SIMD kernel applied to the pieces of the
 // dimensions the axis shards: the number of ranks is then one more dimension of the linked
 // program, and it shrinks like any other (to 2, so pieces still meet in every collective).
-// docs/shape-reduction.md ("Fewer ranks") gives the argument and its assumptions. Private to
-// src/reduce.
+// docs/shape-reduction.md ("Fewer ranks") gives the argument and its assumptions.
+//
+// The choice is made on the plan alone, before anything is linked (a plan of thousands of
+// ranks is never expanded): dimension inference then runs on the ranks kept, with every count
+// at its full size, and refuses the choice (KeepRanks) where it finds an axis's count read as
+// a position or split.
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "frontend/plan.h"
-#include "reduce/infer.h"
 
 namespace onnx_tv::reduce {
 
-// Fixes the count of every mesh axis whose ranks are not interchangeable in that sense, with
-// the reason: programs or bindings that differ along it, collectives that name ranks
-// explicitly or span the whole world, no binding that shards a dimension along it (its ranks
-// would be replicas, and a sum over them would count them), a count that another dimension
-// splits. Collectives that read positions along an axis (Broadcast, Send/Recv) fix it during
-// inference.
-// `keep_ranks`, when not empty, fixes every axis with that reason.
-void fix_mesh_axes(Inference& inf, const frontend::Plan& plan, const std::string& keep_ranks);
-
-// The ranks the reduced instance keeps: those whose coordinate on every axis is below that
-// axis's reduced count, renumbered row-major on the reduced mesh.
-struct KeptRanks {
-  std::optional<frontend::Mesh> mesh;  // the reduced mesh (as the plan's when nothing shrinks)
-  std::vector<int64_t> original;        // new rank -> rank of the full plan
-  std::vector<int64_t> renamed;         // rank of the full plan -> new rank, or -1
-  std::vector<std::string> notes;       // "mesh axis 'dp': 512 ranks -> 2", per shrunk axis
-  std::vector<std::string> axes;        // the names of the shrunk axes
+struct FewerRanks {
+  frontend::Plan plan;                      // the ranks kept (all of them when none shrinks)
+  std::optional<frontend::Mesh> full_mesh;  // the full plan's mesh
+  std::vector<int64_t> original;            // rank of `plan` -> rank of the full plan
+  std::vector<std::string> axes;            // the mesh axes that shrink, to 2 ranks each
+  std::vector<std::string> notes;           // "mesh axis 'dp': 512 ranks -> 2", per axis
+  std::vector<std::string> kept;            // why an axis of more than 2 ranks keeps them all
 };
-KeptRanks kept_ranks(Inference& inf, const frontend::Plan& plan);
+
+// `keep`: axis -> why it keeps all its ranks (the key "" for every axis), from earlier tries.
+// An axis of more than two ranks shrinks when its ranks run one program file, have the same
+// bindings (up to the piece placements give each), a binding shards a dimension along it, no
+// program names ranks explicitly or uses com.microsoft collectives (whole world), and no
+// Broadcast or Send/Recv goes along it.
+FewerRanks choose_fewer_ranks(const frontend::Plan& full,
+                              const std::map<std::string, std::string>& keep);
+
+// The identity choice: every rank kept.
+FewerRanks all_ranks(const frontend::Plan& full);
+
+// Thrown by reduction when inference finds that an axis chosen to shrink cannot.
+struct KeepRanks {
+  std::string axis, why;
+};
 
 }  // namespace onnx_tv::reduce

@@ -5,7 +5,6 @@
 #include <set>
 
 #include "common/errors.h"
-#include "reduce/mesh_axes.h"
 #include "reduce/reduce_detail.h"
 #include "solver/context.h"
 
@@ -82,10 +81,10 @@ void check_declared(Inference& inf, ProgramDims& p) {
 }
 
 Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::LinkedPlan& linked,
-              const std::string& keep_ranks) {
+              const FewerRanks& fewer) {
   Inference inf;
   std::vector<BoundRegion> bound;
-  run_inference(inf, spec, plan, linked, bound, keep_ranks);
+  run_inference(inf, spec, plan, linked, fewer, bound);
   check_declared(inf, inf.spec);
   for (auto& p : inf.ranks) check_declared(inf, p);
   std::vector<ConstSite> sites = classify_constants(inf, spec, plan, bound);
@@ -99,14 +98,13 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::Li
   }
   out.spec = rewrite_program(inf, inf.spec, sites, -1, spec_bound);
 
-  const KeptRanks kept = kept_ranks(inf, plan);
   out.plan.dir = plan.dir;
-  out.plan.world_size = int64_t(kept.original.size());
-  out.plan.mesh = kept.mesh;
-  for (int64_t r : kept.original) out.plan.rank_program.push_back(plan.rank_program[size_t(r)]);
-  out.rank_origin = kept.original;
-  out.mesh_notes = kept.notes;
-  out.fewer_rank_axes = kept.axes;
+  out.plan.world_size = plan.world_size;
+  out.plan.mesh = plan.mesh;
+  out.plan.rank_program = plan.rank_program;
+  out.rank_origin = fewer.original;
+  out.mesh_notes = fewer.notes;
+  out.fewer_rank_axes = fewer.axes;
   std::vector<int64_t> first_rank(plan.programs.size(), -1);
   for (int64_t r = 0; r < plan.world_size; ++r) {
     const size_t prog = plan.rank_program[size_t(r)];
@@ -136,9 +134,7 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::Li
         rewrite_program(inf, inf.ranks[size_t(r)], sites, r, rank_bound[size_t(r)])));
   }
   for (const auto& b : bound) {
-    if (kept.renamed[size_t(b.binding->rank)] < 0) continue;
     frontend::Binding nb = *b.binding;
-    nb.rank = kept.renamed[size_t(b.binding->rank)];
     nb.slice = reduced_slice(inf, inf.spec.values.at(nb.spec).dims, b.region.start, b.region.end,
                              nb.origin);
     nb.placements.clear();
@@ -168,19 +164,23 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::Li
   }
   out.full_elements = elements(inf, inf.spec, false);
   out.reduced_elements = elements(inf, inf.spec, true);
-  for (const auto& p : inf.ranks) out.full_elements += elements(inf, p, false);
-  for (int64_t r : kept.original) out.reduced_elements += elements(inf, inf.ranks[size_t(r)], true);
+  for (const auto& p : inf.ranks) {
+    out.full_elements += elements(inf, p, false);
+    out.reduced_elements += elements(inf, p, true);
+  }
   describe(inf, out);
   return out;
 }
 
 }  // namespace
 
-Outcome reduce_plan(const ir::Graph& spec, const frontend::Plan& plan,
-                    const prove::LinkedPlan& linked, const std::string& keep_ranks) {
+Outcome reduce_plan(const ir::Graph& spec, const FewerRanks& fewer,
+                    const prove::LinkedPlan& linked) {
   Outcome o;
   try {
-    o.reduced = build(spec, plan, linked, keep_ranks);
+    o.reduced = build(spec, fewer.plan, linked, fewer);
+  } catch (const KeepRanks& k) {
+    o.keep_ranks = k;
   } catch (const NotReducible& e) {
     o.why = e.message;
   } catch (const InputError& e) {

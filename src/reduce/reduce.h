@@ -14,6 +14,7 @@
 #include "check/result.h"
 #include "frontend/plan.h"
 #include "ir/graph.h"
+#include "reduce/mesh_axes.h"
 
 namespace onnx_tv::reduce {
 
@@ -36,10 +37,13 @@ struct Reduced {
 struct Outcome {
   std::optional<Reduced> reduced;
   std::string why;
+  std::optional<KeepRanks> keep_ranks;
 };
 
-// `keep_ranks`, when not empty, is why every mesh axis keeps all its ranks (no fewer ranks).
-Outcome reduce_plan(const ir::Graph& spec, const frontend::Plan& plan,
-                    const prove::LinkedPlan& linked, const std::string& keep_ranks = "");
+// `fewer` holds the plan (the ranks kept by choose_fewer_ranks, or all_ranks) and `linked`
+// links it. When an axis chosen to shrink cannot, the outcome says which (keep_ranks): choose
+// again keeping it.
+Outcome reduce_plan(const ir::Graph& spec, const FewerRanks& fewer,
+                    const prove::LinkedPlan& linked);
 
 }  // namespace onnx_tv::reduce

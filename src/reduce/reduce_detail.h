@@ -9,6 +9,7 @@
 #include "check/linker.h"
 #include "frontend/plan.h"
 #include "reduce/infer.h"
+#include "reduce/mesh_axes.h"
 
 namespace onnx_tv::reduce {
 
@@ -26,9 +27,11 @@ void bind_region(Inference& inf, const DimShape& spec, const DimShape& rank,
                  const frontend::Region& region, const std::string& why,
                  const frontend::Binding* binding = nullptr);
 
+// `plan` holds the ranks `fewer` kept; binding regions and the counts of collectives' groups
+// are those of the full plan. Throws KeepRanks when an axis chosen to shrink cannot.
 void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
-                   const prove::LinkedPlan& linked, std::vector<BoundRegion>& bound,
-                   const std::string& keep_ranks);
+                   const prove::LinkedPlan& linked, const FewerRanks& fewer,
+                   std::vector<BoundRegion>& bound);
 
 // A constant that lies along a reducible dimension, and what the reduced instance makes of it.
 struct ConstSite {

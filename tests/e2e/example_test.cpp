@@ -47,6 +47,23 @@ TEST(Example, UsageErrors) {
   EXPECT_NE(r.out.find("usage"), std::string::npos) << r.out;
   EXPECT_EQ(run_cli("check a b --bogus").exit_code, 2);
   EXPECT_EQ(run_cli("--help").exit_code, 0);
+  for (const char* bad : {"", "0", "-3", "12x"}) {
+    CliRun m = run_cli("check " + example("spec.onnx") + " " + example("shards") +
+                       " --max-elements " + bad);
+    EXPECT_EQ(m.exit_code, 2) << bad << "\n" << m.out;
+    EXPECT_NE(m.out.find("--max-elements"), std::string::npos) << m.out;
+  }
+}
+
+// An instance larger than --max-elements is not proven, and the message says how to allow it.
+TEST(Example, MaxElementsBoundsTheInstance) {
+  CliRun small = run_cli("check " + example("spec.onnx") + " " + example("shards") +
+                         " --max-elements 10");
+  EXPECT_EQ(small.exit_code, 3) << small.out;
+  EXPECT_NE(small.out.find("--max-elements"), std::string::npos) << small.out;
+  EXPECT_EQ(run_cli("check " + example("spec.onnx") + " " + example("shards") +
+                    " --max-elements 100000").exit_code,
+            0);
 }
 
 }  // namespace

@@ -162,7 +162,7 @@ frontend::SliceEntry span(int64_t start, int64_t end) { return std::make_pair(st
 
 Outcome reduce_of(const ir::Graph& spec, const frontend::Plan& plan) {
   const prove::LinkedPlan linked = prove::link_plan(plan);
-  return reduce_plan(spec, plan, linked);
+  return reduce_plan(spec, all_ranks(plan), linked);
 }
 
 std::vector<int64_t> declared_shape(const ir::Graph& g, const std::string& name) {

@@ -1,0 +1,92 @@
+#!/usr/bin/python3
+"""Benchmark: the zoo's real-size Llama-3 plans next to TrainVerify's published times.
+
+  tools/bench/trainverify.py [--sizes 8b 70b 405b] [--binary build/onnx-tv] [--timeout 3600]
+                             [--keep DIR]
+
+For each size: generates the plan (tools/zoo/generate.py --real SIZE: the spec and one program
+per pipeline stage, graph only), runs `onnx-tv check` on it, and prints the verdict, wall time,
+peak memory (from /usr/bin/time), the ranks of the plan and the ranks proven (fewer ranks along
+interchangeable mesh axes, docs/shape-reduction.md), the nodes run, and TrainVerify's time for
+the same configuration (SOSP 2025, table of end-to-end verification times, 32-core machine).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# size -> (plan folder name written by generate.py, TrainVerify's seconds on 32 cores)
+PLANS = {
+    "8b": ("dp512.spmd", 685),
+    "70b": ("dp16_tp8_pp4_mb32.spmd", 8532),
+    "405b": ("dp64_tp8_pp16_mb16.spmd", 28786),
+}
+
+
+def run_one(binary, size, timeout, keep):
+    folder, _ = PLANS[size]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(keep or tmp, size)
+        t0 = time.time()
+        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools/zoo/generate.py"),
+                        "--real", size, "--out", out], check=True, capture_output=True)
+        gen = time.time() - t0
+        report = os.path.join(out, "report.json")
+        t0 = time.time()
+        try:
+            p = subprocess.run(["/usr/bin/time", "-f", "%M", binary, "check",
+                                os.path.join(out, "spec.onnx"), os.path.join(out, folder),
+                                "--no-progress", "--json", report],
+                               capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"verdict": "timeout after %d s" % timeout, "gen": gen}
+        wall = time.time() - t0
+        lines = p.stderr.strip().splitlines()
+        peak = int(lines[-1]) / 1024 if lines and lines[-1].isdigit() else 0
+        j = json.load(open(report)) if os.path.exists(report) else {}
+        plan = json.load(open(os.path.join(out, folder, "plan.json")))
+        stats = j.get("stats", {})
+        verdict = j.get("verdict", "exit %d" % p.returncode)
+        if stats.get("staged"):
+            verdict += " (staged)"
+        return {"verdict": verdict, "gen": gen, "wall": wall, "peak": peak,
+                "world": plan["world_size"], "proven": stats.get("ranks", 0),
+                "nodes": stats.get("spec_nodes", 0) + stats.get("rank_nodes", 0),
+                "fewer": j.get("reduction", {}).get("fewer_ranks", []),
+                "message": j.get("message", "")}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", nargs="+", default=list(PLANS), choices=list(PLANS))
+    ap.add_argument("--binary", default=os.path.join(ROOT, "build/onnx-tv"))
+    ap.add_argument("--timeout", type=int, default=3600)
+    ap.add_argument("--keep", help="write the generated plans here instead of a temporary folder")
+    a = ap.parse_args()
+    print("%-5s %-24s %-22s %6s %7s %9s %9s %10s %14s" % (
+        "size", "plan", "verdict", "ranks", "proven", "time (s)", "peak (MB)", "nodes run",
+        "TrainVerify (s)"))
+    for size in a.sizes:
+        r = run_one(a.binary, size, a.timeout, a.keep)
+        folder, tv = PLANS[size]
+        if "wall" not in r:
+            print("%-5s %-24s %s" % (size, folder, r["verdict"]), flush=True)
+            continue
+        print("%-5s %-24s %-22s %6d %7d %9.1f %9.0f %10d %14d" % (
+            size, folder, r["verdict"], r["world"], r["proven"], r["wall"], r["peak"],
+            r["nodes"], tv), flush=True)
+        for f in r["fewer"]:
+            print("      fewer ranks: " + f)
+        if r["message"]:
+            print("      " + r["message"].splitlines()[0])
+    print("TrainVerify: 32 cores; onnx-tv: one process on this machine (generation not timed).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
