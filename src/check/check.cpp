@@ -10,6 +10,7 @@
 #include "check/counted_replicas.h"
 #include "check/executor.h"
 #include "check/linker.h"
+#include "check/memory_limit.h"
 #include "check/locate.h"
 #include "check/obligations.h"
 #include "check/stage_cuts.h"
@@ -371,6 +372,8 @@ CheckResult check(const std::string& spec_path, const std::string& shards_dir,
                   const CheckOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   CheckResult res;
+  prove::set_memory_limit(options.max_memory ? options.max_memory
+                                             : prove::physical_bytes() / 100 * 85);
   try {
     run(res, spec_path, shards_dir, options);
   } catch (const InternalError& e) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "check/memory_limit.h"
 #include "common/errors.h"
 #include "ops/registry.h"
 
@@ -31,10 +32,12 @@ void store(Env& env, const ir::Node& node, size_t index, std::vector<ir::Tensor>
 
 // Per-node cost, for finding where polynomials grow; set by the caller through set_trace.
 TraceFn g_trace;
+size_t g_memory_limit = 0;
 
 void run_one(solver::Context& ctx, const ir::Graph& g, Env& env, size_t i,
              const TensorHook& hook) {
   const ir::Node& node = g.nodes[i];
+  check_memory(g_memory_limit, g.file + ": " + node.describe(i));
   std::vector<const ir::Tensor*> ins;
   for (const auto& name : node.inputs) ins.push_back(lookup(env, g, node, i, name));
   const auto start = std::chrono::steady_clock::now();
@@ -62,6 +65,7 @@ void run_one(solver::Context& ctx, const ir::Graph& g, Env& env, size_t i,
 }  // namespace
 
 void set_trace(TraceFn fn) { g_trace = std::move(fn); }
+void set_memory_limit(size_t bytes) { g_memory_limit = bytes; }
 
 void run_graph(solver::Context& ctx, const ir::Graph& g, Env& env, const StepCallback& cb,
                const TensorHook& hook) {

@@ -24,6 +24,10 @@ using TraceFn = std::function<void(const std::string& file, const std::string& n
                                    double seconds, size_t max_terms)>;
 void set_trace(TraceFn fn);
 
+// Resident memory, in bytes, past which running a program stops with UNKNOWN (0: no limit;
+// check/memory_limit.h).
+void set_memory_limit(size_t bytes);
+
 using StepCallback = std::function<void(int64_t done, int64_t total)>;
 
 // Called on every tensor a node or a collective produces (with its name), before it is

@@ -112,6 +112,9 @@ struct CheckOptions {
   // Elements (over every tensor of the spec and the ranks) above which a check at full size is
   // not attempted: UNKNOWN instead of exhausting memory.
   int64_t max_elements = 20'000'000;
+  // Resident memory in bytes past which a proof stops with UNKNOWN; 0 means 85% of the
+  // machine's physical memory.
+  size_t max_memory = 0;
 };
 
 }  // namespace onnx_tv

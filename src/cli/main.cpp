@@ -24,7 +24,7 @@ constexpr int kInternalExit = 4;
 
 const char* kUsage =
     "usage: onnx-tv check SPEC.onnx SHARDS_DIR [--json FILE] [--no-progress] [--seed N]\n"
-    "                    [--no-reduce] [--no-stages] [--max-elements N]\n"
+    "                    [--no-reduce] [--no-stages] [--max-elements N] [--max-memory GB]\n"
     "       onnx-tv eval MODEL.onnx --inputs DIR [--expected DIR] [--out DIR]\n"
     "       onnx-tv conformance [DATA_DIR] [--table FILE.md]\n"
     "\n"
@@ -37,7 +37,9 @@ const char* kUsage =
     "  --no-reduce     check at full size instead of on a reduced instance of the plan\n"
     "  --no-stages     prove the whole program at once, without a stage-wise proof first\n"
     "  --max-elements N  the most tensor elements (spec and ranks) an instance may hold to be\n"
-    "                  proven (default 20000000; memory grows with it, about 0.5 GB per million)\n"
+    "                  proven (default 20000000)\n"
+    "  --max-memory GB   stop with UNKNOWN when the proof's memory passes GB (default 85% of\n"
+    "                  the machine's memory)\n"
     "\n"
     "eval runs MODEL.onnx on the tensors input_0.pb, input_1.pb, ... in DIR with the prover's\n"
     "op semantics (exact where rational) and prints its outputs, compares them with the\n"
@@ -80,6 +82,16 @@ int run_check(const std::vector<std::string>& args) {
         if (used != args[i].size() || options.max_elements < 1) throw std::invalid_argument("");
       } catch (...) {
         return usage_error("--max-elements needs a positive number, not '" + args[i] + "'");
+      }
+    } else if (a == "--max-memory") {
+      if (++i >= args.size()) return usage_error("--max-memory needs a number of GB");
+      try {
+        size_t used = 0;
+        const double gb = std::stod(args[i], &used);
+        if (used != args[i].size() || !(gb > 0)) throw std::invalid_argument("");
+        options.max_memory = size_t(gb * double(1ull << 30));
+      } catch (...) {
+        return usage_error("--max-memory needs a positive number of GB, not '" + args[i] + "'");
       }
     } else if (a.rfind("--", 0) == 0) {
       return usage_error("unknown option '" + a + "'");

@@ -55,6 +55,19 @@ TEST(Example, UsageErrors) {
   }
 }
 
+// Past --max-memory a proof stops with UNKNOWN naming the limit and where it stopped, instead
+// of being killed by the system.
+TEST(Example, MaxMemoryStopsWithUnknown) {
+  const std::string zoo = (source_dir() / "models/zoo/l1_b4_gqa").string();
+  const std::string args = "check " + zoo + "/spec.onnx " + zoo + "/plans/dp2_mb2";
+  CliRun r = run_cli(args + " --max-memory 0.001");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("--max-memory) and was stopped at"), std::string::npos) << r.out;
+  EXPECT_EQ(run_cli(args + " --max-memory 64").exit_code, 0);
+  for (const char* bad : {"0", "-1", "lots"})
+    EXPECT_EQ(run_cli(args + " --max-memory " + bad).exit_code, 2) << bad;
+}
+
 // An instance larger than --max-elements is not proven, and the message says how to allow it.
 TEST(Example, MaxElementsBoundsTheInstance) {
   CliRun small = run_cli("check " + example("spec.onnx") + " " + example("shards") +

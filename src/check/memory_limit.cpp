@@ -1,0 +1,41 @@
+#include "check/memory_limit.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "common/errors.h"
+
+namespace onnx_tv::prove {
+
+size_t resident_bytes() {
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  unsigned long pages = 0, resident = 0;
+  const int got = std::fscanf(f, "%lu %lu", &pages, &resident);
+  std::fclose(f);
+  return got == 2 ? size_t(resident) * size_t(sysconf(_SC_PAGESIZE)) : 0;
+}
+
+size_t physical_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && size > 0 ? size_t(pages) * size_t(size) : 0;
+}
+
+void check_memory(size_t limit, const std::string& where) {
+  static unsigned calls = 0;
+  if (limit == 0 || ++calls % 256 != 0) return;
+  const size_t used = resident_bytes();
+  if (used <= limit) return;
+  char amount[48];
+  const double gb = double(limit) / double(1ull << 30);
+  if (gb >= 1)
+    std::snprintf(amount, sizeof amount, "%.1f GB", gb);
+  else
+    std::snprintf(amount, sizeof amount, "%.0f MB", gb * 1024);
+  throw Unsupported("the proof needs more than " + std::string(amount) +
+                    " of memory (the limit, --max-memory) and was stopped at " + where +
+                    "; a plan with fewer micro-batches, layers or ranks per stage needs less");
+}
+
+}  // namespace onnx_tv::prove
