@@ -224,8 +224,9 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
       rank_hook);
   for (int64_t r = 0; r < plan.world_size; ++r)
     prove::check_declared_shapes(plan.program_of(r), envs[r]);
-  if (auto where = prove::counted_replica_sum(ctx, plan, linked, envs,
-                                              res.reduction.fewer_rank_axes))
+  if (auto where = options.count_guard ? prove::counted_replica_sum(ctx, plan, linked, envs,
+                                                                    res.reduction.fewer_rank_axes)
+                                        : std::nullopt)
     throw prove::CountedReplicas{*where};
 
   auto obs = prove::build_obligations(spec, plan, bound, spec_env, envs, res.warnings);
@@ -325,6 +326,32 @@ void prove_all(CheckResult& res, const CheckOptions& options, const ir::Graph& s
   }
 }
 
+// What proving one instance came to: a result, or a reason to choose the ranks again.
+enum class Tried { Done, Again };
+
+// Reduces and proves the instance holding the ranks `fewer` kept; `res` gets its result.
+Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Graph& full_spec,
+                   const reduce::FewerRanks& fewer, const prove::LinkedPlan* full_linked,
+                   const prove::BoundPlan& full_bound, std::map<std::string, std::string>& keep) {
+  const bool all = fewer.axes.empty();
+  ir::Graph spec = full_spec;
+  frontend::Plan plan = fewer.plan;
+  prove::LinkedPlan linked = all ? *full_linked : prove::link_plan(plan);
+  prove::BoundPlan bound = all ? full_bound : prove::BoundPlan{};
+  const Instance got = reduce_or_refuse(res, options, spec, fewer, plan, linked, bound, keep);
+  if (got == Instance::Again) return Tried::Again;
+  if (got == Instance::Refused) return Tried::Done;
+  try {
+    prove_all(res, options, spec, plan, linked, bound);
+  } catch (const prove::CountedReplicas& c) {
+    ONNX_TV_ASSERT(!all, "counted ranks with every rank kept: " + c.where);
+    keep[""] = c.where + " sums a term that every member adds, which counts the ranks";
+    res.warnings.push_back("fewer ranks not used: " + keep[""]);
+    return Tried::Again;
+  }
+  return Tried::Done;
+}
+
 void run(CheckResult& res, const std::string& spec_path, const std::string& shards_dir,
          const CheckOptions& options) {
   report(options, "load", 0, 1);
@@ -332,36 +359,38 @@ void run(CheckResult& res, const std::string& spec_path, const std::string& shar
   const frontend::Plan full_plan = frontend::load_plan(shards_dir);
   const prove::BoundPlan full_bound = prove::resolve_bindings(full_spec, full_plan);
   report(options, "load", 1, 1);
-  // Mesh axes whose ranks are interchangeable are proven with two ranks (reduce/mesh_axes.h);
-  // a plan of thousands of ranks is then never linked whole. Where that choice cannot stand
-  // (inference reads a count as a position, a sum counts its ranks:
-  // check/counted_replicas.h), the axis keeps its ranks and the check starts again.
+  // Mesh axes whose ranks are interchangeable are proven with 2 and with 3 ranks, every
+  // combination over the axes (reduce/mesh_axes.h); a plan of thousands of ranks is then never
+  // linked whole. Where that choice cannot stand (inference reads a count as a position, a
+  // sum counts its ranks: check/counted_replicas.h), the axis keeps its ranks and the check
+  // starts again. The first instance that is not EQUIVALENT gives the verdict.
   std::map<std::string, std::string> keep;
   std::optional<prove::LinkedPlan> full_linked;
   for (;;) {
-    const reduce::FewerRanks fewer = options.reduce ? reduce::choose_fewer_ranks(full_plan, keep)
+    const reduce::FewerRanks first = options.reduce ? reduce::choose_fewer_ranks(full_plan, keep)
                                                     : reduce::all_ranks(full_plan);
-    const bool all = fewer.axes.empty();
-    if (all && !full_linked) full_linked = prove::link_plan(full_plan);
-    ir::Graph spec = full_spec;
-    frontend::Plan plan = fewer.plan;
-    prove::LinkedPlan linked = all ? *full_linked : prove::link_plan(plan);
-    prove::BoundPlan bound = all ? full_bound : prove::BoundPlan{};
-    CheckResult attempt = res;
-    const Instance got = reduce_or_refuse(attempt, options, spec, fewer, plan, linked, bound, keep);
-    if (got == Instance::Again) continue;
-    if (got == Instance::Refused) {
-      res = std::move(attempt);
-      return;
+    if (first.axes.empty() && !full_linked) full_linked = prove::link_plan(full_plan);
+    const auto grid = reduce::count_grid(first);
+    bool again = false;
+    CheckResult last;
+    for (size_t k = 0; k < grid.size() && !again; ++k) {
+      const reduce::FewerRanks fewer =
+          k == 0 ? first : reduce::choose_fewer_ranks(full_plan, keep, grid[k]);
+      CheckResult attempt = res;
+      if (try_instance(attempt, options, full_spec, fewer, full_linked ? &*full_linked : nullptr,
+                       full_bound, keep) == Tried::Again) {
+        res.warnings = attempt.warnings;
+        again = true;
+      } else if (attempt.verdict != Verdict::Equivalent) {
+        res = std::move(attempt);
+        return;
+      } else {
+        last = std::move(attempt);
+      }
     }
-    try {
-      prove_all(attempt, options, spec, plan, linked, bound);
-      res = std::move(attempt);
+    if (!again) {
+      res = std::move(last);
       return;
-    } catch (const prove::CountedReplicas& c) {
-      ONNX_TV_ASSERT(!all, "counted ranks with every rank kept: " + c.where);
-      keep[""] = c.where + " sums a term that every member adds, which counts the ranks";
-      res.warnings.push_back("fewer ranks not used: " + keep[""]);
     }
   }
 }

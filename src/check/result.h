@@ -115,6 +115,9 @@ struct CheckOptions {
   // Resident memory in bytes past which a proof stops with UNKNOWN; 0 means 85% of the
   // machine's physical memory.
   size_t max_memory = 0;
+  // With fewer ranks, retry keeping every rank where a sum over ranks counts them
+  // (check/counted_replicas.h). Off only in tests that show the counts 2 and 3 alone.
+  bool count_guard = true;
 };
 
 }  // namespace onnx_tv

@@ -22,10 +22,18 @@ Axis DimStore::fresh(int64_t full, const std::string& origin, bool fixed) {
   return {make(full, origin, fixed, fixed ? origin : "")};
 }
 
-Axis DimStore::fresh_count(int64_t full, const std::string& origin) {
+Axis DimStore::fresh_count(int64_t full, const std::string& origin, int64_t target) {
   Axis a = fresh(full, origin);
-  for (Var v : a) vars_[v].count = true;
+  for (Var v : a) {
+    vars_[v].count = true;
+    vars_[v].target = target;
+  }
   return a;
+}
+
+int64_t DimStore::reduced_extent(Var v) {
+  const VarData& d = vars_[find(v)];
+  return d.fixed ? d.full : std::min<int64_t>(d.full, d.count ? d.target : 2);
 }
 
 DimShape DimStore::fresh_shape(const std::vector<int64_t>& shape, const std::string& origin,
@@ -70,6 +78,7 @@ void DimStore::join(Var a, Var b) {
                  "joining unequal dimensions " + vars_[a].origin + " and " + vars_[b].origin);
   if (vars_[b].fixed && !vars_[a].fixed) std::swap(a, b);  // keep the fixed one's reason
   if (vars_[a].origin.empty()) vars_[a].origin = vars_[b].origin;
+  if (vars_[b].count && !vars_[a].count) vars_[a].target = vars_[b].target;
   vars_[a].count = vars_[a].count || vars_[b].count;
   vars_[b].parent = a;
 }
@@ -171,10 +180,7 @@ const std::string& DimStore::why_fixed(Var v) { return vars_[find(v)].why; }
 
 int64_t DimStore::reduced(const Axis& a) {
   int64_t n = 1;
-  for (Var v : leaves(a)) {
-    const VarData& d = vars_[v];
-    n *= d.fixed ? d.full : std::min<int64_t>(d.full, 2);
-  }
+  for (Var v : leaves(a)) n *= reduced_extent(v);
   return n;
 }
 
@@ -194,10 +200,10 @@ std::optional<int64_t> DimStore::reduced_position(const Axis& a, int64_t full_po
   for (Var v : l) {
     const VarData& d = vars_[v];
     stride /= d.full;
-    rstride /= d.fixed ? d.full : std::min<int64_t>(d.full, 2);
+    rstride /= reduced_extent(v);
     const int64_t digit = rest / stride;
     rest %= stride;
-    if (digit != 0 && !d.fixed && !(piece_index && d.count && digit <= std::min<int64_t>(d.full, 2)))
+    if (digit != 0 && !d.fixed && !(piece_index && d.count && digit <= reduced_extent(v)))
       return std::nullopt;
     out += digit * rstride;
   }

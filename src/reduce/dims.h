@@ -26,10 +26,11 @@ class DimStore {
   // A new variable of extent `full` (an empty axis when full is 1); `origin` names where it
   // first appeared, for the report.
   Axis fresh(int64_t full, const std::string& origin, bool fixed = false);
-  // A reducible variable that counts pieces, one per rank along a mesh axis: its digits are
-  // piece indices, and the reduced instance keeps the ranks whose digit is below its reduced
-  // extent (reduced_position accepts those digits in bindings' regions).
-  Axis fresh_count(int64_t full, const std::string& origin);
+  // A reducible variable that counts pieces, one per rank along a mesh axis, reduced to
+  // `target` (not 2): its digits are piece indices, and the reduced instance keeps the ranks
+  // whose digit is below its reduced extent (reduced_position accepts those digits in
+  // bindings' regions).
+  Axis fresh_count(int64_t full, const std::string& origin, int64_t target);
   // The shape of fresh variables for a static shape.
   DimShape fresh_shape(const std::vector<int64_t>& shape, const std::string& origin,
                        bool fixed = false);
@@ -53,8 +54,10 @@ class DimStore {
   const std::string& origin_of(Var v);
   const std::string& why_fixed(Var v);
 
-  // Reduced extents: fixed variables keep their size, the others shrink to min(size, 2) so
-  // every piece of a cut dimension keeps two elements (the at-least-2 rule).
+  // Reduced extents: fixed variables keep their size, counts shrink to their target, the
+  // others to min(size, 2) so every piece of a cut dimension keeps two elements (the
+  // at-least-2 rule).
+  int64_t reduced_extent(Var v);
   int64_t reduced(const Axis& a);
   std::vector<int64_t> reduced_shape(const DimShape& s);
   // The position `full_pos` along axis a (a boundary of a's factor structure) at reduced
@@ -72,6 +75,7 @@ class DimStore {
     int64_t full = 1;
     bool fixed = false;
     bool count = false;  // see fresh_count
+    int64_t target = 2;  // the reduced extent of a count
     Var parent = -1;         // union-find
     std::vector<Var> split;  // set: this variable is the product of these
     std::string origin, why;

@@ -210,6 +210,8 @@ void bind_region(Inference& inf, const DimShape& spec, const DimShape& rank,
         inf.dims.unify(parts->first, *count, why + " cuts it into pieces");
         outer = parts->second;
         s %= shard;
+      } else {  // the pieces do not follow the ranks: they keep their count
+        inf.dims.fix(*count, why + " cuts it where its ranks' pieces do not fall");
       }
     }
     const int64_t N = inf.dims.full(outer);
@@ -238,11 +240,12 @@ void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& 
     for (size_t a = 0; a < inf.full_mesh->axes.size(); ++a) {
       const std::string& name = inf.full_mesh->axes[a];
       const int64_t n = inf.full_mesh->shape[a];
-      const bool shrinks =
-          std::find(fewer.axes.begin(), fewer.axes.end(), name) != fewer.axes.end();
+      const auto it = std::find(fewer.axes.begin(), fewer.axes.end(), name);
+      const bool shrinks = it != fewer.axes.end();
       const std::string origin = "mesh axis '" + name + "' (" + std::to_string(n) + " ranks)";
-      inf.mesh_counts.push_back(shrinks ? inf.dims.fresh_count(n, origin)
-                                        : inf.dims.fresh(n, origin + ", all kept", true));
+      inf.mesh_counts.push_back(
+          shrinks ? inf.dims.fresh_count(n, origin, fewer.counts[size_t(it - fewer.axes.begin())])
+                  : inf.dims.fresh(n, origin + ", all kept", true));
       inf.shrinks.push_back(shrinks);
     }
   inf.spec.graph = &spec;
@@ -277,7 +280,9 @@ void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& 
                                  b.binding->origin);
     bind_region(inf, s.dims, v.dims, b.region, b.binding->origin, b.binding);
   }
-  // Only a whole count that stayed reducible maps to rank coordinates.
+}
+
+void check_shrunk_counts(Inference& inf) {
   for (size_t a = 0; a < inf.shrinks.size(); ++a) {
     if (!inf.shrinks[a]) continue;
     const Axis leaves = inf.dims.leaves(inf.mesh_counts[a]);

@@ -78,6 +78,20 @@ std::string axis_reason(const frontend::Plan& plan, size_t a,
 
 }  // namespace
 
+std::vector<std::map<std::string, int64_t>> count_grid(const FewerRanks& fewer) {
+  std::vector<std::map<std::string, int64_t>> out(1);
+  for (const auto& axis : fewer.axes) {
+    std::vector<std::map<std::string, int64_t>> next;
+    for (const auto& point : out)
+      for (int64_t n : {2, 3}) {
+        next.push_back(point);
+        next.back()[axis] = n;
+      }
+    out = std::move(next);
+  }
+  return out;
+}
+
 FewerRanks all_ranks(const frontend::Plan& full) {
   FewerRanks out;
   out.plan = full;
@@ -87,7 +101,8 @@ FewerRanks all_ranks(const frontend::Plan& full) {
 }
 
 FewerRanks choose_fewer_ranks(const frontend::Plan& full,
-                              const std::map<std::string, std::string>& keep) {
+                              const std::map<std::string, std::string>& keep,
+                              const std::map<std::string, int64_t>& counts) {
   if (!full.mesh) return all_ranks(full);
   const frontend::Mesh& mesh = *full.mesh;
   std::string world = whole_world_reason(full);
@@ -100,7 +115,7 @@ FewerRanks choose_fewer_ranks(const frontend::Plan& full,
   out.full_mesh = full.mesh;
   frontend::Mesh small = mesh;
   for (size_t a = 0; a < mesh.axes.size(); ++a) {
-    if (mesh.shape[a] <= 2) continue;
+    if (mesh.shape[a] <= 3) continue;
     std::string why = world;
     if (why.empty() && keep.count(mesh.axes[a])) why = keep.at(mesh.axes[a]);
     if (why.empty()) why = axis_reason(full, a, keys);
@@ -109,10 +124,12 @@ FewerRanks choose_fewer_ranks(const frontend::Plan& full,
                          std::to_string(mesh.shape[a]) + " ranks: " + why);
       continue;
     }
-    small.shape[a] = 2;
+    const auto c = counts.find(mesh.axes[a]);
+    small.shape[a] = c == counts.end() ? 2 : c->second;
     out.axes.push_back(mesh.axes[a]);
+    out.counts.push_back(small.shape[a]);
     out.notes.push_back("mesh axis '" + mesh.axes[a] + "': " + std::to_string(mesh.shape[a]) +
-                        " ranks -> 2");
+                        " ranks -> 2 and 3");
   }
   if (out.axes.empty()) {
     FewerRanks all = all_ranks(full);

@@ -24,18 +24,26 @@ struct FewerRanks {
   frontend::Plan plan;                      // the ranks kept (all of them when none shrinks)
   std::optional<frontend::Mesh> full_mesh;  // the full plan's mesh
   std::vector<int64_t> original;            // rank of `plan` -> rank of the full plan
-  std::vector<std::string> axes;            // the mesh axes that shrink, to 2 ranks each
+  std::vector<std::string> axes;            // the mesh axes that shrink
+  std::vector<int64_t> counts;              // the ranks each keeps (2 or 3), as `axes`
   std::vector<std::string> notes;           // "mesh axis 'dp': 512 ranks -> 2", per axis
   std::vector<std::string> kept;            // why an axis of more than 2 ranks keeps them all
 };
 
 // `keep`: axis -> why it keeps all its ranks (the key "" for every axis), from earlier tries.
-// An axis of more than two ranks shrinks when its ranks run one program file, have the same
+// An axis of more than three ranks shrinks when its ranks run one program file, have the same
 // bindings (up to the piece placements give each), a binding shards a dimension along it, no
 // program names ranks explicitly or uses com.microsoft collectives (whole world), and no
-// Broadcast or Send/Recv goes along it.
+// Broadcast or Send/Recv goes along it. It keeps `counts[axis]` ranks (default 2).
 FewerRanks choose_fewer_ranks(const frontend::Plan& full,
-                              const std::map<std::string, std::string>& keep);
+                              const std::map<std::string, std::string>& keep,
+                              const std::map<std::string, int64_t>& counts = {});
+
+// Every combination of 2 and 3 ranks on the axes `fewer` shrinks (2^k instances for k axes):
+// an instance proves only the counts it has, and a sum over ranks of terms every rank adds
+// grows with the count (n times a bias added on each rank); checked at two counts per axis, a
+// plan whose outputs are affine in each count is proven for every count (docs/shape-reduction.md).
+std::vector<std::map<std::string, int64_t>> count_grid(const FewerRanks& fewer);
 
 // The identity choice: every rank kept.
 FewerRanks all_ranks(const frontend::Plan& full);

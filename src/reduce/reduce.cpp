@@ -46,7 +46,7 @@ void describe(Inference& inf, Reduced& out) {
       for (Var v : inf.dims.leaves(ax)) {
         const bool fixed = inf.dims.is_fixed(v);
         const int64_t f = inf.dims.full_of(v);
-        row.factors.push_back({f, fixed ? f : std::min<int64_t>(f, 2), fixed ? inf.dims.why_fixed(v) : ""});
+        row.factors.push_back({f, inf.dims.reduced_extent(v), fixed ? inf.dims.why_fixed(v) : ""});
       }
       out.dims.push_back(std::move(row));
     }
@@ -88,6 +88,7 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::Li
   check_declared(inf, inf.spec);
   for (auto& p : inf.ranks) check_declared(inf, p);
   std::vector<ConstSite> sites = classify_constants(inf, spec, plan, bound);
+  check_shrunk_counts(inf);
 
   Reduced out;
   std::set<std::string> spec_bound;

@@ -28,10 +28,15 @@ void bind_region(Inference& inf, const DimShape& spec, const DimShape& rank,
                  const frontend::Binding* binding = nullptr);
 
 // `plan` holds the ranks `fewer` kept; binding regions and the counts of collectives' groups
-// are those of the full plan. Throws KeepRanks when an axis chosen to shrink cannot.
+// are those of the full plan.
 void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
                    const prove::LinkedPlan& linked, const FewerRanks& fewer,
                    std::vector<BoundRegion>& bound);
+
+// Throws KeepRanks for an axis chosen to shrink whose count of ranks is no longer one
+// reducible variable: only a whole count maps to rank coordinates. Called once every rule
+// that may fix or split a dimension has run.
+void check_shrunk_counts(Inference& inf);
 
 // A constant that lies along a reducible dimension, and what the reduced instance makes of it.
 struct ConstSite {

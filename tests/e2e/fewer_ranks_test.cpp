@@ -1,5 +1,6 @@
 // Fewer ranks along a mesh axis (reduce/mesh_axes.h): small plans with four ranks along an
-// axis (tools/zoo/generate.py --small-plan), checked with two and with all four (--no-reduce).
+// axis (tools/zoo/generate.py --small-plan), checked with two and three, and with all four
+// (--no-reduce).
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -46,14 +47,15 @@ std::string joined(const json& list) {
   return out;
 }
 
-TEST(FewerRanks, CorrectPlansProveWithTwoRanksPerAxis) {
+// Proven with 2 and with 3 ranks per axis; the summary's ranks are the last instance's.
+TEST(FewerRanks, CorrectPlansProveWithTwoAndThreeRanksPerAxis) {
   const struct {
     const char* plan;
     const char* shrunk;
     int ranks;
-  } cases[] = {{"dp4_mb2", "mesh axis 'dp': 4 ranks -> 2", 2},
-               {"tp4_mb2", "mesh axis 'tp': 4 ranks -> 2", 2},
-               {"dp4_tp2_pp2_mb2", "mesh axis 'dp': 4 ranks -> 2", 8}};
+  } cases[] = {{"dp4_mb2", "mesh axis 'dp': 4 ranks -> 2 and 3", 3},
+               {"tp4_mb2", "mesh axis 'tp': 4 ranks -> 2 and 3", 3},
+               {"dp4_tp2_pp2_mb2", "mesh axis 'dp': 4 ranks -> 2 and 3", 12}};
   for (const auto& c : cases) {
     const auto dir = generate(c.plan);
     const json fewer = check(dir);

@@ -1,0 +1,58 @@
+// Fewer ranks are proven at two counts per axis (reduce::count_grid): a sum over ranks of a
+// term every rank adds is n times the term, and a plan scaled for one count is caught at the
+// other, even without the counted-replica guard that would keep every rank. (The guard is
+// what proves the same plan scaled by 1/n: without it, the instances refute it.)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "check/check.h"
+#include "reduce/mesh_axes.h"
+
+namespace onnx_tv {
+namespace {
+
+namespace fs = std::filesystem;
+
+// tools/zoo/generate.py --small-plan tp4_mb2 with a generator-level edit, in a fresh folder.
+fs::path generate(const std::string& bug) {
+  const fs::path dir = fs::temp_directory_path() / ("onnx_tv_count_grid_" + bug);
+  fs::remove_all(dir);
+  const std::string cmd = std::string("/usr/bin/python3 ") + ONNX_TV_SOURCE_DIR +
+                          "/tools/zoo/generate.py --small-plan tp4_mb2 --bug " + bug + " --out " +
+                          dir.string() + " > /dev/null 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return dir;
+}
+
+CheckResult check_without_guard(const fs::path& dir) {
+  CheckOptions o;
+  o.count_guard = false;
+  return check((dir / "spec.onnx").string(), (dir / "plan").string(), o);
+}
+
+TEST(CountGrid, TwoCountsPerAxis) {
+  reduce::FewerRanks f;
+  f.axes = {"dp", "tp"};
+  const auto grid = reduce::count_grid(f);
+  ASSERT_EQ(grid.size(), 4u);
+  for (int64_t dp : {2, 3})
+    for (int64_t tp : {2, 3})
+      EXPECT_NE(std::find(grid.begin(), grid.end(),
+                          std::map<std::string, int64_t>{{"dp", dp}, {"tp", tp}}),
+                grid.end());
+}
+
+// The residual added inside the all-reduce as x / 2 on each of 4 TP ranks: right with 2.
+TEST(CountGrid, AShareScaledForTwoRanksIsRefutedWithThree) {
+  const CheckResult r = check_without_guard(generate("tp_residual_folded_half"));
+  EXPECT_EQ(r.verdict, Verdict::NotEquivalent) << r.message;
+  EXPECT_FALSE(r.reduction.fewer_ranks.empty());
+  EXPECT_EQ(r.stats.ranks, 3);  // the instance with three TP ranks refuted it
+}
+
+}  // namespace
+}  // namespace onnx_tv
