@@ -3,8 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <iterator>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <unordered_map>
+
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
 
 #include "check/bindings.h"
 #include "check/counted_replicas.h"
@@ -326,6 +331,25 @@ void prove_all(CheckResult& res, const CheckOptions& options, const ir::Graph& s
   }
 }
 
+// Runs one(k, options) for k < n on `options.jobs` threads. Progress is reported as instances
+// done, from one thread at a time; each instance's own phases are not (they interleave).
+void prove_in_parallel(size_t n, const CheckOptions& options,
+                       const std::function<void(size_t, const CheckOptions&)>& one) {
+  CheckOptions quiet = options;
+  quiet.on_progress = nullptr;
+  std::mutex lock;
+  size_t done = 0;
+  report(options, "instances", 0, int64_t(n));
+  tbb::task_arena arena(int(options.jobs));
+  arena.execute([&] {
+    tbb::parallel_for(size_t(0), n, [&](size_t k) {
+      one(k, quiet);
+      std::lock_guard<std::mutex> hold(lock);
+      report(options, "instances", int64_t(++done), int64_t(n));
+    });
+  });
+}
+
 // What proving one instance came to: a result, or a reason to choose the ranks again.
 enum class Tried { Done, Again };
 
@@ -371,27 +395,42 @@ void run(CheckResult& res, const std::string& spec_path, const std::string& shar
                                                     : reduce::all_ranks(full_plan);
     if (first.axes.empty() && !full_linked) full_linked = prove::link_plan(full_plan);
     const auto grid = reduce::count_grid(first);
-    bool again = false;
-    CheckResult last;
-    for (size_t k = 0; k < grid.size() && !again; ++k) {
+    std::vector<CheckResult> results(grid.size(), res);
+    std::vector<std::map<std::string, std::string>> keeps(grid.size(), keep);
+    std::vector<Tried> tried(grid.size(), Tried::Done);
+    auto one = [&](size_t k, const CheckOptions& o) {
       const reduce::FewerRanks fewer =
           k == 0 ? first : reduce::choose_fewer_ranks(full_plan, keep, grid[k]);
-      CheckResult attempt = res;
-      if (try_instance(attempt, options, full_spec, fewer, full_linked ? &*full_linked : nullptr,
-                       full_bound, keep) == Tried::Again) {
-        res.warnings = attempt.warnings;
-        again = true;
-      } else if (attempt.verdict != Verdict::Equivalent) {
-        res = std::move(attempt);
-        return;
-      } else {
-        last = std::move(attempt);
+      tried[k] = try_instance(results[k], o, full_spec, fewer,
+                              full_linked ? &*full_linked : nullptr, full_bound, keeps[k]);
+    };
+    if (options.jobs > 1 && grid.size() > 1) {
+      prove_in_parallel(grid.size(), options, one);
+    } else {
+      for (size_t k = 0; k < grid.size(); ++k) {
+        one(k, options);
+        if (tried[k] == Tried::Again || results[k].verdict != Verdict::Equivalent) {
+          results.resize(k + 1);
+          break;
+        }
       }
     }
-    if (!again) {
-      res = std::move(last);
-      return;
+    // The first instance, in grid order, that asks for another choice or is not EQUIVALENT
+    // decides; all EQUIVALENT, the last one reports.
+    bool again = false;
+    for (size_t k = 0; k < results.size(); ++k) {
+      if (tried[k] == Tried::Again) {
+        keep = keeps[k];
+        res.warnings = results[k].warnings;
+        again = true;
+        break;
+      }
+      if (results[k].verdict != Verdict::Equivalent || k + 1 == results.size()) {
+        res = std::move(results[k]);
+        return;
+      }
     }
+    ONNX_TV_ASSERT(again, "no instance decided the check");
   }
 }
 

@@ -23,7 +23,7 @@ size_t physical_bytes() {
 }
 
 void check_memory(size_t limit, const std::string& where) {
-  static unsigned calls = 0;
+  thread_local unsigned calls = 0;  // instances may be proven in parallel (--jobs)
   if (limit == 0 || ++calls % 256 != 0) return;
   const size_t used = resident_bytes();
   if (used <= limit) return;

@@ -118,6 +118,9 @@ struct CheckOptions {
   // With fewer ranks, retry keeping every rank where a sum over ranks counts them
   // (check/counted_replicas.h). Off only in tests that show the counts 2 and 3 alone.
   bool count_guard = true;
+  // Threads proving independent instances (the counts of ranks of fewer ranks) at once; each
+  // holds its own symbolic store, so memory grows with it.
+  int jobs = 1;
 };
 
 }  // namespace onnx_tv

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ constexpr int kInternalExit = 4;
 const char* kUsage =
     "usage: onnx-tv check SPEC.onnx SHARDS_DIR [--json FILE] [--no-progress] [--seed N]\n"
     "                    [--no-reduce] [--no-stages] [--max-elements N] [--max-memory GB]\n"
+    "                    [--jobs N]\n"
     "       onnx-tv eval MODEL.onnx --inputs DIR [--expected DIR] [--out DIR]\n"
     "       onnx-tv conformance [DATA_DIR] [--table FILE.md]\n"
     "\n"
@@ -40,12 +42,25 @@ const char* kUsage =
     "                  proven (default 20000000)\n"
     "  --max-memory GB   stop with UNKNOWN when the proof's memory passes GB (default 85% of\n"
     "                  the machine's memory)\n"
+    "  --jobs N        prove up to N independent instances at once (the counts of ranks of\n"
+    "                  fewer ranks; default 1)\n"
     "\n"
     "eval runs MODEL.onnx on the tensors input_0.pb, input_1.pb, ... in DIR with the prover's\n"
     "op semantics (exact where rational) and prints its outputs, compares them with the\n"
     "output_*.pb in --expected (exit 1 on a difference), or writes them to --out.\n"
     "conformance runs ONNX's backend tests (default /usr/share/libonnx-testdata) and prints\n"
     "passed, failed and unsupported tests per op; --table writes them as Markdown.\n";
+
+// A positive number written whole ("12", "0.5"); nullopt for anything else ("12x", "0").
+std::optional<double> positive(const std::string& text) {
+  try {
+    size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size() && v > 0) return v;
+  } catch (...) {
+  }
+  return std::nullopt;
+}
 
 int usage_error(const std::string& msg) {
   std::cerr << "onnx-tv: " << msg << "\n\n" << kUsage;
@@ -74,25 +89,15 @@ int run_check(const std::vector<std::string>& args) {
       } catch (...) {
         return usage_error("--seed needs a number, not '" + args[i] + "'");
       }
-    } else if (a == "--max-elements") {
-      if (++i >= args.size()) return usage_error("--max-elements needs a number");
-      try {
-        size_t used = 0;
-        options.max_elements = std::stoll(args[i], &used);
-        if (used != args[i].size() || options.max_elements < 1) throw std::invalid_argument("");
-      } catch (...) {
-        return usage_error("--max-elements needs a positive number, not '" + args[i] + "'");
-      }
-    } else if (a == "--max-memory") {
-      if (++i >= args.size()) return usage_error("--max-memory needs a number of GB");
-      try {
-        size_t used = 0;
-        const double gb = std::stod(args[i], &used);
-        if (used != args[i].size() || !(gb > 0)) throw std::invalid_argument("");
-        options.max_memory = size_t(gb * double(1ull << 30));
-      } catch (...) {
-        return usage_error("--max-memory needs a positive number of GB, not '" + args[i] + "'");
-      }
+    } else if (a == "--max-elements" || a == "--jobs" || a == "--max-memory") {
+      const std::optional<double> n = ++i < args.size() ? positive(args[i]) : std::nullopt;
+      const bool whole = a == "--max-elements" || a == "--jobs";
+      if (!n || (whole && *n != double(int64_t(*n))) || (a == "--jobs" && *n > 1024))
+        return usage_error(a + " needs a positive " + (whole ? "whole " : "") + "number" +
+                           (i < args.size() ? ", not '" + args[i] + "'" : std::string()));
+      if (a == "--max-elements") options.max_elements = int64_t(*n);
+      if (a == "--jobs") options.jobs = int(*n);
+      if (a == "--max-memory") options.max_memory = size_t(*n * double(1ull << 30));  // GB
     } else if (a.rfind("--", 0) == 0) {
       return usage_error("unknown option '" + a + "'");
     } else if (spec.empty()) {

@@ -47,6 +47,11 @@ TEST(Example, UsageErrors) {
   EXPECT_NE(r.out.find("usage"), std::string::npos) << r.out;
   EXPECT_EQ(run_cli("check a b --bogus").exit_code, 2);
   EXPECT_EQ(run_cli("--help").exit_code, 0);
+  for (const char* bad : {"0", "-2", "two"})
+    EXPECT_EQ(run_cli("check " + example("spec.onnx") + " " + example("shards") + " --jobs " + bad)
+                  .exit_code,
+              2)
+        << bad;
   for (const char* bad : {"", "0", "-3", "12x"}) {
     CliRun m = run_cli("check " + example("spec.onnx") + " " + example("shards") +
                        " --max-elements " + bad);

@@ -63,6 +63,9 @@ TEST(FewerRanks, CorrectPlansProveWithTwoAndThreeRanksPerAxis) {
     EXPECT_EQ(joined(fewer["reduction"]["fewer_ranks"]), std::string(c.shrunk) + "\n") << c.plan;
     EXPECT_EQ(fewer["stats"]["ranks"], c.ranks) << c.plan;
     EXPECT_EQ(check(dir, "--no-reduce")["verdict"], "EQUIVALENT") << c.plan;
+    const json parallel = check(dir, "--jobs 2");  // the instances proven at once
+    EXPECT_EQ(parallel["verdict"], "EQUIVALENT") << c.plan;
+    EXPECT_EQ(parallel["stats"]["ranks"], c.ranks) << c.plan;
   }
 }
 
@@ -76,6 +79,9 @@ TEST(FewerRanks, ABugOnEveryRankIsCaughtWithTwo) {
   const json all = check(dir, "--no-reduce");
   EXPECT_EQ(all["verdict"], "NOT EQUIVALENT");
   EXPECT_EQ(fewer["mismatch"]["spec_output"], all["mismatch"]["spec_output"]);
+  const json parallel = check(dir, "--jobs 2");
+  EXPECT_EQ(parallel["verdict"], "NOT EQUIVALENT");
+  EXPECT_EQ(parallel["mismatch"], fewer["mismatch"]);  // the first instance in order decides
 }
 
 // Only the last rank is wrong: its program differs, so the axis keeps all four ranks, and the
@@ -103,6 +109,9 @@ TEST(FewerRanks, ASumThatCountsItsRanksKeepsThem) {
   const json half = check(generate("tp4_mb2", "--bug tp_residual_folded_half"));
   EXPECT_EQ(half["verdict"], "NOT EQUIVALENT");
   EXPECT_TRUE(half["reduction"]["fewer_ranks"].empty());
+  const json parallel = check(generate("tp4_mb2", "--bug tp_residual_folded"), "--jobs 2");
+  EXPECT_EQ(parallel["verdict"], "EQUIVALENT");
+  EXPECT_NE(joined(parallel["warnings"]).find("counts the ranks"), std::string::npos);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 """Benchmark: the zoo's real-size Llama-3 plans next to TrainVerify's published times.
 
   tools/bench/trainverify.py [--sizes 8b 70b 405b] [--binary build/onnx-tv] [--timeout 3600]
-                             [--keep DIR]
+                             [--keep DIR] [--jobs 2]
 
 For each size: generates the plan (tools/zoo/generate.py --real SIZE: the spec and one program
 per pipeline stage, graph only), runs `onnx-tv check` on it, and prints the verdict, wall time,
@@ -28,7 +28,7 @@ PLANS = {
 }
 
 
-def run_one(binary, size, timeout, keep):
+def run_one(binary, size, timeout, keep, jobs):
     folder, _ = PLANS[size]
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(keep or tmp, size)
@@ -41,7 +41,7 @@ def run_one(binary, size, timeout, keep):
         try:
             p = subprocess.run(["/usr/bin/time", "-f", "%M", binary, "check",
                                 os.path.join(out, "spec.onnx"), os.path.join(out, folder),
-                                "--no-progress", "--json", report],
+                                "--no-progress", "--json", report, "--jobs", str(jobs)],
                                capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return {"verdict": "timeout after %d s" % timeout, "gen": gen}
@@ -67,12 +67,13 @@ def main():
     ap.add_argument("--binary", default=os.path.join(ROOT, "build/onnx-tv"))
     ap.add_argument("--timeout", type=int, default=3600)
     ap.add_argument("--keep", help="write the generated plans here instead of a temporary folder")
+    ap.add_argument("--jobs", type=int, default=2, help="onnx-tv check --jobs")
     a = ap.parse_args()
     print("%-5s %-24s %-22s %6s %7s %9s %9s %10s %14s" % (
         "size", "plan", "verdict", "ranks", "proven", "time (s)", "peak (MB)", "nodes run",
         "TrainVerify (s)"))
     for size in a.sizes:
-        r = run_one(a.binary, size, a.timeout, a.keep)
+        r = run_one(a.binary, size, a.timeout, a.keep, a.jobs)
         folder, tv = PLANS[size]
         if "wall" not in r:
             print("%-5s %-24s %s" % (size, folder, r["verdict"]), flush=True)
@@ -84,7 +85,7 @@ def main():
             print("      fewer ranks: " + f)
         if r["message"]:
             print("      " + r["message"].splitlines()[0])
-    print("TrainVerify: 32 cores; onnx-tv: one process on this machine (generation not timed).")
+    print("TrainVerify: 32 cores; onnx-tv: --jobs %d on this machine (generation not timed)." % a.jobs)
     return 0
 
 
