@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iterator>
+#include <exception>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -398,18 +399,31 @@ void run(CheckResult& res, const std::string& spec_path, const std::string& shar
     std::vector<CheckResult> results(grid.size(), res);
     std::vector<std::map<std::string, std::string>> keeps(grid.size(), keep);
     std::vector<Tried> tried(grid.size(), Tried::Done);
+    // An instance's error is raised only where grid order reaches it, as in a sequential run.
+    std::vector<std::exception_ptr> errors(grid.size());
     auto one = [&](size_t k, const CheckOptions& o) {
-      const reduce::FewerRanks fewer =
-          k == 0 ? first : reduce::choose_fewer_ranks(full_plan, keep, grid[k]);
-      tried[k] = try_instance(results[k], o, full_spec, fewer,
-                              full_linked ? &*full_linked : nullptr, full_bound, keeps[k]);
+      try {
+        const reduce::FewerRanks fewer =
+            k == 0 ? first : reduce::choose_fewer_ranks(full_plan, keep, grid[k]);
+        tried[k] = try_instance(results[k], o, full_spec, fewer,
+                                full_linked ? &*full_linked : nullptr, full_bound, keeps[k]);
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
     };
     if (options.jobs > 1 && grid.size() > 1) {
       prove_in_parallel(grid.size(), options, one);
     } else {
       for (size_t k = 0; k < grid.size(); ++k) {
-        one(k, options);
-        if (tried[k] == Tried::Again || results[k].verdict != Verdict::Equivalent) {
+        CheckOptions labelled = options;  // "instance 2/4: spec (stage-wise)"
+        if (grid.size() > 1 && options.on_progress)
+          labelled.on_progress = [&, k](const Progress& p) {
+            options.on_progress(Progress{"instance " + std::to_string(k + 1) + "/" +
+                                             std::to_string(grid.size()) + ": " + p.phase,
+                                         p.done, p.total});
+          };
+        one(k, labelled);
+        if (errors[k] || tried[k] == Tried::Again || results[k].verdict != Verdict::Equivalent) {
           results.resize(k + 1);
           break;
         }
@@ -419,6 +433,7 @@ void run(CheckResult& res, const std::string& spec_path, const std::string& shar
     // decides; all EQUIVALENT, the last one reports.
     bool again = false;
     for (size_t k = 0; k < results.size(); ++k) {
+      if (errors[k]) std::rethrow_exception(errors[k]);
       if (tried[k] == Tried::Again) {
         keep = keeps[k];
         res.warnings = results[k].warnings;

@@ -99,7 +99,9 @@ struct CheckResult {
 
 // Progress of a long check, reported to the caller (the CLI draws it; the library never prints).
 struct Progress {
-  std::string phase;  // "load", "spec", "plan", "compare"
+  // "load", "reduce", "spec", "plan", "compare", "instances"; with fewer ranks, a phase of
+  // one instance of several is prefixed "instance 2/4: ".
+  std::string phase;
   int64_t done = 0;
   int64_t total = 0;
 };

@@ -243,10 +243,11 @@ void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& 
       const auto it = std::find(fewer.axes.begin(), fewer.axes.end(), name);
       const bool shrinks = it != fewer.axes.end();
       const std::string origin = "mesh axis '" + name + "' (" + std::to_string(n) + " ranks)";
-      inf.mesh_counts.push_back(
-          shrinks ? inf.dims.fresh_count(n, origin, fewer.counts[size_t(it - fewer.axes.begin())])
-                  : inf.dims.fresh(n, origin + ", all kept", true));
+      const int64_t target = shrinks ? fewer.counts[size_t(it - fewer.axes.begin())] : n;
+      inf.mesh_counts.push_back(shrinks ? inf.dims.fresh_count(n, origin, target)
+                                        : inf.dims.fresh(n, origin + ", all kept", true));
       inf.shrinks.push_back(shrinks);
+      inf.targets.push_back(target);
     }
   inf.spec.graph = &spec;
   inf.spec.label = "spec.onnx";
@@ -290,6 +291,10 @@ void check_shrunk_counts(Inference& inf) {
     if (leaves.size() != 1)
       throw KeepRanks{name, "another dimension splits its count of ranks"};
     if (inf.dims.is_fixed(leaves[0])) throw KeepRanks{name, inf.dims.why_fixed(leaves[0])};
+    // Two axes' counts made one dimension keep one target: the other axis's ranks would not
+    // match it.
+    if (inf.dims.reduced_extent(leaves[0]) != inf.targets[a])
+      throw KeepRanks{name, "its count of ranks is one dimension with another axis's"};
   }
 }
 

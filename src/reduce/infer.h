@@ -51,6 +51,7 @@ struct Inference {
   std::vector<int64_t> original;
   std::vector<Axis> mesh_counts;
   std::vector<bool> shrinks;
+  std::vector<int64_t> targets;  // the ranks a shrunk axis keeps
 };
 
 // A node's output dims from its inputs' (rules.cpp). Throws NotReducible for an op without a

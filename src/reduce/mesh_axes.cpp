@@ -136,7 +136,8 @@ FewerRanks choose_fewer_ranks(const frontend::Plan& full,
     all.kept = std::move(out.kept);
     return all;
   }
-  // The ranks whose coordinate on every shrunk axis is 0 or 1, renumbered on the small mesh.
+  // The ranks whose coordinate on every shrunk axis is below its count, renumbered on the
+  // small mesh.
   int64_t ranks = 1;
   for (int64_t n : small.shape) ranks *= n;
   std::vector<int64_t> renamed(size_t(full.world_size), -1);

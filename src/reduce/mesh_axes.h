@@ -3,7 +3,7 @@
 // rank-generic collectives (group_axes, peer_axis) and the same bindings, placements deciding
 // which piece each holds, the ranks along it are one SIMD kernel applied to the pieces of the
 // dimensions the axis shards: the number of ranks is then one more dimension of the linked
-// program, and it shrinks like any other (to 2, so pieces still meet in every collective).
+// program, and it shrinks like any other (to 2 and to 3: see count_grid).
 // docs/shape-reduction.md ("Fewer ranks") gives the argument and its assumptions.
 //
 // The choice is made on the plan alone, before anything is linked (a plan of thousands of
@@ -26,8 +26,8 @@ struct FewerRanks {
   std::vector<int64_t> original;            // rank of `plan` -> rank of the full plan
   std::vector<std::string> axes;            // the mesh axes that shrink
   std::vector<int64_t> counts;              // the ranks each keeps (2 or 3), as `axes`
-  std::vector<std::string> notes;           // "mesh axis 'dp': 512 ranks -> 2", per axis
-  std::vector<std::string> kept;            // why an axis of more than 2 ranks keeps them all
+  std::vector<std::string> notes;           // "mesh axis 'dp': 512 ranks -> 2 and 3", per axis
+  std::vector<std::string> kept;            // why an axis of more than 3 ranks keeps them all
 };
 
 // `keep`: axis -> why it keeps all its ranks (the key "" for every axis), from earlier tries.

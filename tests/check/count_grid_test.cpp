@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "check/check.h"
 #include "reduce/mesh_axes.h"
@@ -17,13 +18,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// tools/zoo/generate.py --small-plan tp4_mb2 with a generator-level edit, in a fresh folder.
+// tools/zoo/generate.py --small-plan tp4_mb2, with a generator-level edit unless `bug` is
+// empty, in a fresh folder.
 fs::path generate(const std::string& bug) {
   const fs::path dir = fs::temp_directory_path() / ("onnx_tv_count_grid_" + bug);
   fs::remove_all(dir);
   const std::string cmd = std::string("/usr/bin/python3 ") + ONNX_TV_SOURCE_DIR +
-                          "/tools/zoo/generate.py --small-plan tp4_mb2 --bug " + bug + " --out " +
-                          dir.string() + " > /dev/null 2>&1";
+                          "/tools/zoo/generate.py --small-plan tp4_mb2" +
+                          (bug.empty() ? "" : " --bug " + bug) + " --out " + dir.string() +
+                          " > /dev/null 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   return dir;
 }
@@ -44,6 +47,18 @@ TEST(CountGrid, TwoCountsPerAxis) {
       EXPECT_NE(std::find(grid.begin(), grid.end(),
                           std::map<std::string, int64_t>{{"dp", dp}, {"tp", tp}}),
                 grid.end());
+}
+
+// A plan with fewer ranks is proven as two instances, and progress says which is running.
+TEST(CountGrid, ProgressNamesTheInstance) {
+  std::vector<std::string> phases;
+  CheckOptions o;
+  o.on_progress = [&](const Progress& p) { phases.push_back(p.phase); };
+  const fs::path dir = generate("");
+  EXPECT_EQ(check((dir / "spec.onnx").string(), (dir / "plan").string(), o).verdict,
+            Verdict::Equivalent);
+  for (const char* want : {"instance 1/2: reduce", "instance 2/2: reduce"})
+    EXPECT_NE(std::find(phases.begin(), phases.end(), want), phases.end()) << want;
 }
 
 // The residual added inside the all-reduce as x / 2 on each of 4 TP ranks: right with 2.
