@@ -69,6 +69,25 @@ TEST(FewerRanks, CorrectPlansProveWithTwoAndThreeRanksPerAxis) {
   }
 }
 
+// Axes whose count inference cannot keep whole keep all their ranks, with the reason, and the
+// check goes on: sequence parallelism ties the sequence to a mask constant holding
+// infinities; ZeRO-2 scatters the hidden size that heads split another way.
+TEST(FewerRanks, AxesInferenceRefusesKeepTheirRanks) {
+  const struct {
+    const char* plan;
+    const char* why;
+  } cases[] = {{"tp4_sp_mb2", "mesh axis 'tp' keeps its 4 ranks: constant"},
+               {"dp4_zero2_mb2", "mesh axis 'dp' keeps its 4 ranks: another dimension splits"}};
+  for (const auto& c : cases) {
+    const json r = check(generate(c.plan));
+    EXPECT_EQ(r["verdict"], "EQUIVALENT") << c.plan;
+    EXPECT_TRUE(r["reduction"]["fewer_ranks"].empty()) << c.plan;
+    EXPECT_EQ(r["stats"]["ranks"], 4) << c.plan;
+    EXPECT_NE(joined(r["reduction"]["kept_full"]).find(c.why), std::string::npos)
+        << c.plan << "\n" << r["reduction"]["kept_full"].dump();
+  }
+}
+
 // The averaging constant is 1/2 on every one of four data-parallel ranks: wrong at full size,
 // and wrong with two ranks (the spec's mean keeps its full-size count).
 TEST(FewerRanks, ABugOnEveryRankIsCaughtWithTwo) {

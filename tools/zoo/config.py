@@ -154,6 +154,13 @@ NAMED_SMALL_PLANS = {
                 PlanConfig("tp4_mb2", tp=4, mb=2)),
     "dp4_tp2_pp2_mb2": (ModelConfig("l2_b8_mha", layers=2, kv_heads=2, batch=8, **SMALL),
                         PlanConfig("dp4_tp2_pp2_mb2", dp=4, tp=2, pp=2, mb=2, schedule="1f1b")),
+    # sequence parallel: all-gathers and reduce-scatters of the sequence over four TP ranks
+    "tp4_sp_mb2": (ModelConfig("l1_b2_mha4_s8", layers=1, hidden=8, heads=4, kv_heads=4,
+                               head_dim=2, ffn=16, vocab=8, seq=8, batch=2),
+                   PlanConfig("tp4_sp_mb2", tp=4, sp=True, mb=2)),
+    # ZeRO-2: gradients reduce-scattered over four data-parallel ranks
+    "dp4_zero2_mb2": (ModelConfig("l1_b8_gqa", layers=1, kv_heads=1, batch=8, **SMALL),
+                      PlanConfig("dp4_zero2_mb2", dp=4, mb=2, zero=2)),
 }
 
 
