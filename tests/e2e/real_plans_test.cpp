@@ -37,5 +37,35 @@ TEST(RealPlans, ProveStageWise) {
   }
 }
 
+// The zoo's Llama-3 8B plan with 512 data-parallel ranks, one program for all (generate.py
+// --real 8b, at two layers): proven with 2 and 3 ranks; averaging by 1/256 on every rank is
+// refuted.
+TEST(RealPlans, DataParallel512WithFewerRanks) {
+  for (const std::string bug : {"", "dp_average_half"}) {
+    const auto dir = fresh_dir("real_8b_dp512" + bug);
+    const std::string gen = "/usr/bin/python3 " +
+                            (source_dir() / "tools/zoo/generate.py").string() +
+                            " --real 8b --layers 2 --out " + dir.string() +
+                            (bug.empty() ? "" : " --bug " + bug) + " > " +
+                            (dir / "generate.log").string() + " 2>&1";
+    ASSERT_EQ(std::system(gen.c_str()), 0) << gen;
+    const auto json = dir / "report.json";
+    CliRun r = run_cli("check " + (dir / "spec.onnx").string() + " " +
+                       (dir / "dp512.spmd").string() + " --no-progress --json " + json.string());
+    std::ifstream in(json);
+    ASSERT_TRUE(in) << r.out;
+    auto j = nlohmann::json::parse(in);
+    EXPECT_EQ(j["reduction"]["fewer_ranks"],
+              nlohmann::json::array({"mesh axis 'dp': 512 ranks -> 2 and 3"}))
+        << r.out;
+    if (bug.empty()) {
+      EXPECT_EQ(j["verdict"], "EQUIVALENT") << r.out;
+    } else {
+      EXPECT_EQ(j["verdict"], "NOT EQUIVALENT") << r.out;
+      EXPECT_EQ(j["mismatch"]["spec_output"], "grad_x") << r.out;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace onnx_tv::e2e

@@ -100,10 +100,11 @@ REAL_PLANS = {
 }
 
 
-def real_config(size):
+def real_config(size, layers=None):
     plan = REAL_PLANS[size]
+    dims = dict(LLAMA3[size], **({"layers": layers} if layers else {}))
     model = ModelConfig("llama3_" + size, vocab=128256, seq=8192, batch=plan.dp * plan.mb,
-                        rope="range", theta=500000.0, **LLAMA3[size])
+                        rope="range", theta=500000.0, **dims)
     return model, plan
 
 

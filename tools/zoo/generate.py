@@ -3,7 +3,8 @@
 
   generate.py --out models/zoo              the small zoo: specs, plans (per rank and per
                                             program group), mutants, index.json, catalogue.jsonl
-  generate.py --real 8b|70b|405b --out DIR  a real Llama-3 size: spec and one program per
+  generate.py --real 8b|70b|405b --out DIR [--bug BUG] [--layers N]
+                                            a real Llama-3 size: spec and one program per
                                             pipeline stage, graph only, weights as inputs
   generate.py --real-zoo 8b --out DIR [--only SUBSTRING ...] [--layers N] [--sparse-weights]
                                             the small zoo's configurations, plans (per rank)
@@ -215,8 +216,9 @@ def write_stage_programs(m, p, out):
     return write_spmd(out, m, p, reps)
 
 
-def generate_real(size, out):
-    m, p = real_config(size)
+def generate_real(size, out, bug=None, layers=None):
+    m, p = real_config(size, layers)
+    p = dataclasses.replace(p, bug=bug)
     os.makedirs(out, exist_ok=True)
     t0 = time.time()
     save(build_spec(m), os.path.join(out, "spec.onnx"))
@@ -237,30 +239,32 @@ def main(argv=None):
     ap.add_argument("--small-plan", choices=sorted(NAMED_SMALL_PLANS))
     ap.add_argument("--bug", choices=["dp_average_half", "dp_average_half_last_rank",
                                       "tp_residual_folded", "tp_residual_folded_half"],
-                    help="--small-plan: a generator-level bug")
+                    help="--small-plan, --real: a generator-level bug")
     ap.add_argument("--per-rank", action="store_true",
                     help="--small-plan: one program file per rank")
     ap.add_argument("--only", nargs="+", action="extend", metavar="SUBSTRING",
                     help="--real-zoo: only the cases whose id holds one of these")
-    ap.add_argument("--layers", type=int, help="--real-zoo, --real-plan: layer count")
+    ap.add_argument("--layers", type=int, help="--real, --real-zoo, --real-plan: layer count")
     ap.add_argument("--sparse-weights", action="store_true",
                     help="--real-zoo: write the external data of initializers as sparse files")
     args = ap.parse_args(argv)
     modes = [m for m in ("real", "real_zoo", "real_plan", "small_plan") if getattr(args, m)]
     if len(modes) > 1:
         ap.error("--real, --real-zoo, --real-plan and --small-plan exclude each other")
-    if (args.bug or args.per_rank) and not args.small_plan:
-        ap.error("--bug and --per-rank go with --small-plan")
+    if args.per_rank and not args.small_plan:
+        ap.error("--per-rank goes with --small-plan")
+    if args.bug and not (args.small_plan or args.real):
+        ap.error("--bug goes with --small-plan or --real")
     if args.only and not args.real_zoo:
         ap.error("--only goes with --real-zoo")
     if args.sparse_weights and not args.real_zoo:
         ap.error("--sparse-weights goes with --real-zoo")
-    if args.layers is not None and not (args.real_zoo or args.real_plan):
-        ap.error("--layers goes with --real-zoo or --real-plan")
+    if args.layers is not None and not (args.real or args.real_zoo or args.real_plan):
+        ap.error("--layers goes with --real, --real-zoo or --real-plan")
     if args.layers is not None and args.layers < 1:
         ap.error("--layers must be at least 1")
     if args.real:
-        generate_real(args.real, args.out)
+        generate_real(args.real, args.out, args.bug, args.layers)
     elif args.real_zoo:
         generate_real_zoo(args.real_zoo, args.out, args.only, args.layers, args.sparse_weights)
     elif args.real_plan:
