@@ -377,6 +377,69 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
   return Tried::Done;
 }
 
+// What the full plan looks like to every instance of one choice of fewer ranks.
+struct FullPlan {
+  const ir::Graph& spec;
+  const frontend::Plan& plan;
+  const prove::BoundPlan& bound;
+  const prove::LinkedPlan* linked;  // only when every rank is kept
+};
+
+// Proves every instance of the grid of `first` (one when no axis shrinks), sequentially or
+// `jobs` at a time. The first instance in grid order that asks for another choice (its
+// reasons are then added to `keep`) or is not EQUIVALENT decides; all EQUIVALENT, the last
+// one reports. nullopt: choose again.
+std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptions& options,
+                                      const FullPlan& full, const reduce::FewerRanks& first,
+                                      std::map<std::string, std::string>& keep,
+                                      std::vector<std::string>& warnings) {
+  const auto grid = reduce::count_grid(first);
+  std::vector<CheckResult> results(grid.size(), start);
+  std::vector<std::map<std::string, std::string>> keeps(grid.size(), keep);
+  std::vector<Tried> tried(grid.size(), Tried::Done);
+  // An instance's error is raised only where grid order reaches it, as in a sequential run.
+  std::vector<std::exception_ptr> errors(grid.size());
+  auto one = [&](size_t k, const CheckOptions& o) {
+    try {
+      const reduce::FewerRanks fewer =
+          k == 0 ? first : reduce::choose_fewer_ranks(full.plan, keep, grid[k]);
+      tried[k] = try_instance(results[k], o, full.spec, fewer, full.linked, full.bound, keeps[k]);
+    } catch (...) {
+      errors[k] = std::current_exception();
+    }
+  };
+  if (options.jobs > 1 && grid.size() > 1) {
+    prove_in_parallel(grid.size(), options, one);
+  } else {
+    for (size_t k = 0; k < grid.size(); ++k) {
+      CheckOptions labelled = options;  // "instance 2/4: spec (stage-wise)"
+      if (grid.size() > 1 && options.on_progress)
+        labelled.on_progress = [&, k](const Progress& p) {
+          options.on_progress(Progress{"instance " + std::to_string(k + 1) + "/" +
+                                           std::to_string(grid.size()) + ": " + p.phase,
+                                       p.done, p.total});
+        };
+      one(k, labelled);
+      if (errors[k] || tried[k] == Tried::Again || results[k].verdict != Verdict::Equivalent) {
+        results.resize(k + 1);
+        break;
+      }
+    }
+  }
+  for (size_t k = 0; k < results.size(); ++k) {
+    if (errors[k]) std::rethrow_exception(errors[k]);
+    if (tried[k] == Tried::Again) {
+      keep = keeps[k];
+      warnings = results[k].warnings;
+      return std::nullopt;
+    }
+    if (results[k].verdict != Verdict::Equivalent || k + 1 == results.size())
+      return std::move(results[k]);
+  }
+  ONNX_TV_ASSERT(false, "no instance decided the check");
+  return std::nullopt;
+}
+
 void run(CheckResult& res, const std::string& spec_path, const std::string& shards_dir,
          const CheckOptions& options) {
   report(options, "load", 0, 1);
@@ -388,64 +451,18 @@ void run(CheckResult& res, const std::string& spec_path, const std::string& shar
   // combination over the axes (reduce/mesh_axes.h); a plan of thousands of ranks is then never
   // linked whole. Where that choice cannot stand (inference reads a count as a position, a
   // sum counts its ranks: check/counted_replicas.h), the axis keeps its ranks and the check
-  // starts again. The first instance that is not EQUIVALENT gives the verdict.
+  // starts again.
   std::map<std::string, std::string> keep;
   std::optional<prove::LinkedPlan> full_linked;
   for (;;) {
     const reduce::FewerRanks first = options.reduce ? reduce::choose_fewer_ranks(full_plan, keep)
                                                     : reduce::all_ranks(full_plan);
     if (first.axes.empty() && !full_linked) full_linked = prove::link_plan(full_plan);
-    const auto grid = reduce::count_grid(first);
-    std::vector<CheckResult> results(grid.size(), res);
-    std::vector<std::map<std::string, std::string>> keeps(grid.size(), keep);
-    std::vector<Tried> tried(grid.size(), Tried::Done);
-    // An instance's error is raised only where grid order reaches it, as in a sequential run.
-    std::vector<std::exception_ptr> errors(grid.size());
-    auto one = [&](size_t k, const CheckOptions& o) {
-      try {
-        const reduce::FewerRanks fewer =
-            k == 0 ? first : reduce::choose_fewer_ranks(full_plan, keep, grid[k]);
-        tried[k] = try_instance(results[k], o, full_spec, fewer,
-                                full_linked ? &*full_linked : nullptr, full_bound, keeps[k]);
-      } catch (...) {
-        errors[k] = std::current_exception();
-      }
-    };
-    if (options.jobs > 1 && grid.size() > 1) {
-      prove_in_parallel(grid.size(), options, one);
-    } else {
-      for (size_t k = 0; k < grid.size(); ++k) {
-        CheckOptions labelled = options;  // "instance 2/4: spec (stage-wise)"
-        if (grid.size() > 1 && options.on_progress)
-          labelled.on_progress = [&, k](const Progress& p) {
-            options.on_progress(Progress{"instance " + std::to_string(k + 1) + "/" +
-                                             std::to_string(grid.size()) + ": " + p.phase,
-                                         p.done, p.total});
-          };
-        one(k, labelled);
-        if (errors[k] || tried[k] == Tried::Again || results[k].verdict != Verdict::Equivalent) {
-          results.resize(k + 1);
-          break;
-        }
-      }
+    const FullPlan full{full_spec, full_plan, full_bound, full_linked ? &*full_linked : nullptr};
+    if (auto decided = prove_grid(res, options, full, first, keep, res.warnings)) {
+      res = std::move(*decided);
+      return;
     }
-    // The first instance, in grid order, that asks for another choice or is not EQUIVALENT
-    // decides; all EQUIVALENT, the last one reports.
-    bool again = false;
-    for (size_t k = 0; k < results.size(); ++k) {
-      if (errors[k]) std::rethrow_exception(errors[k]);
-      if (tried[k] == Tried::Again) {
-        keep = keeps[k];
-        res.warnings = results[k].warnings;
-        again = true;
-        break;
-      }
-      if (results[k].verdict != Verdict::Equivalent || k + 1 == results.size()) {
-        res = std::move(results[k]);
-        return;
-      }
-    }
-    ONNX_TV_ASSERT(again, "no instance decided the check");
   }
 }
 
