@@ -141,9 +141,6 @@ void copy_reduction(Reduction& out, const reduce::Reduced& r) {
   out.reduced_elements = r.reduced_elements;
   out.kept_full = r.kept_full;
   out.dims = r.dims;
-  out.fewer_ranks = r.mesh_notes;
-  out.fewer_rank_axes = r.fewer_rank_axes;
-  if (!r.mesh_notes.empty()) out.rank_origin = r.rank_origin;
 }
 
 // What reduce_or_refuse decided.
@@ -172,6 +169,9 @@ Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Gra
     }
     if (o.reduced) {
       copy_reduction(res.reduction, *o.reduced);
+      res.reduction.fewer_ranks = fewer.notes;
+      res.reduction.fewer_rank_axes = fewer.axes;
+      if (!fewer.axes.empty()) res.reduction.rank_origin = fewer.original;
       res.reduction.kept_full.insert(res.reduction.kept_full.begin(), fewer.kept.begin(),
                                      fewer.kept.end());
       if (o.reduced->reduced_elements > options.max_elements) {
@@ -402,7 +402,7 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
   auto one = [&](size_t k, const CheckOptions& o) {
     try {
       const reduce::FewerRanks fewer =
-          k == 0 ? first : reduce::choose_fewer_ranks(full.plan, keep, grid[k]);
+          k == 0 ? first : reduce::with_counts(full.plan, first, grid[k]);
       tried[k] = try_instance(results[k], o, full.spec, fewer, full.linked, full.bound, keeps[k]);
     } catch (...) {
       errors[k] = std::current_exception();

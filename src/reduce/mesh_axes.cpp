@@ -101,8 +101,7 @@ FewerRanks all_ranks(const frontend::Plan& full) {
 }
 
 FewerRanks choose_fewer_ranks(const frontend::Plan& full,
-                              const std::map<std::string, std::string>& keep,
-                              const std::map<std::string, int64_t>& counts) {
+                              const std::map<std::string, std::string>& keep) {
   if (!full.mesh) return all_ranks(full);
   const frontend::Mesh& mesh = *full.mesh;
   std::string world = whole_world_reason(full);
@@ -111,30 +110,43 @@ FewerRanks choose_fewer_ranks(const frontend::Plan& full,
   for (const auto& b : full.bindings) keys[size_t(b.rank)].push_back(binding_key(b));
   for (auto& k : keys) std::sort(k.begin(), k.end());
 
-  FewerRanks out;
-  out.full_mesh = full.mesh;
-  frontend::Mesh small = mesh;
+  FewerRanks chosen;
   for (size_t a = 0; a < mesh.axes.size(); ++a) {
     if (mesh.shape[a] <= 3) continue;
     std::string why = world;
     if (why.empty() && keep.count(mesh.axes[a])) why = keep.at(mesh.axes[a]);
     if (why.empty()) why = axis_reason(full, a, keys);
     if (!why.empty()) {
-      out.kept.push_back("mesh axis '" + mesh.axes[a] + "' keeps its " +
-                         std::to_string(mesh.shape[a]) + " ranks: " + why);
+      chosen.kept.push_back("mesh axis '" + mesh.axes[a] + "' keeps its " +
+                            std::to_string(mesh.shape[a]) + " ranks: " + why);
       continue;
     }
-    const auto c = counts.find(mesh.axes[a]);
-    small.shape[a] = c == counts.end() ? 2 : c->second;
-    out.axes.push_back(mesh.axes[a]);
-    out.counts.push_back(small.shape[a]);
-    out.notes.push_back("mesh axis '" + mesh.axes[a] + "': " + std::to_string(mesh.shape[a]) +
-                        " ranks -> 2 and 3");
+    chosen.axes.push_back(mesh.axes[a]);
+    chosen.notes.push_back("mesh axis '" + mesh.axes[a] + "': " + std::to_string(mesh.shape[a]) +
+                           " ranks -> 2 and 3");
   }
-  if (out.axes.empty()) {
+  return with_counts(full, chosen, {});
+}
+
+FewerRanks with_counts(const frontend::Plan& full, const FewerRanks& chosen,
+                       const std::map<std::string, int64_t>& counts) {
+  if (chosen.axes.empty()) {
     FewerRanks all = all_ranks(full);
-    all.kept = std::move(out.kept);
+    all.kept = chosen.kept;
     return all;
+  }
+  const frontend::Mesh& mesh = *full.mesh;
+  FewerRanks out;
+  out.full_mesh = full.mesh;
+  out.axes = chosen.axes;
+  out.notes = chosen.notes;
+  out.kept = chosen.kept;
+  frontend::Mesh small = mesh;
+  for (const auto& axis : out.axes) {
+    const auto c = counts.find(axis);
+    const int64_t n = c == counts.end() ? 2 : c->second;
+    small.shape[size_t(mesh.axis_index(axis))] = n;
+    out.counts.push_back(n);
   }
   // The ranks whose coordinate on every shrunk axis is below its count, renumbered on the
   // small mesh.

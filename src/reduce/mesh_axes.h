@@ -34,10 +34,14 @@ struct FewerRanks {
 // An axis of more than three ranks shrinks when its ranks run one program file, have the same
 // bindings (up to the piece placements give each), a binding shards a dimension along it, no
 // program names ranks explicitly or uses com.microsoft collectives (whole world), and no
-// Broadcast or Send/Recv goes along it. It keeps `counts[axis]` ranks (default 2).
+// Broadcast or Send/Recv goes along it. Each keeps 2 ranks.
 FewerRanks choose_fewer_ranks(const frontend::Plan& full,
-                              const std::map<std::string, std::string>& keep,
-                              const std::map<std::string, int64_t>& counts = {});
+                              const std::map<std::string, std::string>& keep);
+
+// The same choice of axes with `counts[axis]` ranks kept on each (default 2): the plan is cut
+// again, the axes are not chosen again.
+FewerRanks with_counts(const frontend::Plan& full, const FewerRanks& chosen,
+                       const std::map<std::string, int64_t>& counts);
 
 // Every combination of 2 and 3 ranks on the axes `fewer` shrinks (2^k instances for k axes):
 // an instance proves only the counts it has, and a sum over ranks of terms every rank adds

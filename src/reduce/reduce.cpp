@@ -103,9 +103,6 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::Li
   out.plan.world_size = plan.world_size;
   out.plan.mesh = plan.mesh;
   out.plan.rank_program = plan.rank_program;
-  out.rank_origin = fewer.original;
-  out.mesh_notes = fewer.notes;
-  out.fewer_rank_axes = fewer.axes;
   std::vector<int64_t> first_rank(plan.programs.size(), -1);
   for (int64_t r = 0; r < plan.world_size; ++r) {
     const size_t prog = plan.rank_program[size_t(r)];

@@ -25,11 +25,6 @@ struct Reduced {
   std::vector<std::string> kept_full;  // every reason a factor keeps its full size, once each
   int64_t full_elements = 0;            // elements of every tensor of the spec and the ranks
   int64_t reduced_elements = 0;
-  // Fewer ranks along mesh axes (reduce/mesh_axes.h): each rank of the reduced plan's rank of
-  // the full plan, and one line per axis that shrank.
-  std::vector<int64_t> rank_origin;
-  std::vector<std::string> mesh_notes;
-  std::vector<std::string> fewer_rank_axes;  // the mesh axes that shrank
 };
 
 // The reduced instance, or the reason none can be built soundly (`why`). Never throws for the
