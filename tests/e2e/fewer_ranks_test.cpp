@@ -22,10 +22,7 @@ std::filesystem::path generate(const std::string& plan, const std::string& extra
   for (char& ch : name)
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   const auto dir = fresh_dir(name);
-  const std::string gen = "/usr/bin/python3 " + (source_dir() / "tools/zoo/generate.py").string() +
-                          " --small-plan " + plan + " " + extra + " --out " + dir.string() +
-                          " > " + (dir / "generate.log").string() + " 2>&1";
-  EXPECT_EQ(std::system(gen.c_str()), 0) << gen;
+  EXPECT_TRUE(generate_zoo("--small-plan " + plan + " " + extra, dir)) << plan << " " << extra;
   return dir;
 }
 

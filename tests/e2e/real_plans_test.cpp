@@ -20,11 +20,8 @@ TEST(RealPlans, ProveStageWise) {
                                                {"8b_cp2_dp2_tp2_pp2_mb2", 2}};
   for (const auto& [name, layers] : plans) {
     const auto dir = fresh_dir("real_plan_" + name);
-    const std::string gen = "/usr/bin/python3 " +
-                            (source_dir() / "tools/zoo/generate.py").string() + " --real-plan " +
-                            name + " --layers " + std::to_string(layers) + " --out " + dir.string() + " > " +
-                            (dir / "generate.log").string() + " 2>&1";
-    ASSERT_EQ(std::system(gen.c_str()), 0) << gen;
+    ASSERT_TRUE(generate_zoo("--real-plan " + name + " --layers " + std::to_string(layers), dir))
+        << name;
     const auto json = dir / "report.json";
     CliRun r = run_cli("check " + (dir / "spec.onnx").string() + " " + (dir / "plan").string() +
                        " --no-progress --json " + json.string());
@@ -43,12 +40,8 @@ TEST(RealPlans, ProveStageWise) {
 TEST(RealPlans, DataParallel512WithFewerRanks) {
   for (const std::string bug : {"", "dp_average_half"}) {
     const auto dir = fresh_dir("real_8b_dp512" + bug);
-    const std::string gen = "/usr/bin/python3 " +
-                            (source_dir() / "tools/zoo/generate.py").string() +
-                            " --real 8b --layers 2 --out " + dir.string() +
-                            (bug.empty() ? "" : " --bug " + bug) + " > " +
-                            (dir / "generate.log").string() + " 2>&1";
-    ASSERT_EQ(std::system(gen.c_str()), 0) << gen;
+    ASSERT_TRUE(generate_zoo("--real 8b --layers 2" + (bug.empty() ? "" : " --bug " + bug), dir))
+        << bug;
     const auto json = dir / "report.json";
     CliRun r = run_cli("check " + (dir / "spec.onnx").string() + " " +
                        (dir / "dp512.spmd").string() + " --no-progress --json " + json.string());

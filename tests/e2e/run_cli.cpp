@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 
 namespace onnx_tv::e2e {
 
@@ -27,6 +28,13 @@ std::filesystem::path fresh_dir(const std::string& name) {
   std::filesystem::remove_all(d);
   std::filesystem::create_directories(d);
   return d;
+}
+
+bool generate_zoo(const std::string& args, const std::filesystem::path& out) {
+  const std::string cmd = "/usr/bin/python3 " + (source_dir() / "tools/zoo/generate.py").string() +
+                          " " + args + " --out " + out.string() + " > " +
+                          (out / "generate.log").string() + " 2>&1";
+  return std::system(cmd.c_str()) == 0;
 }
 
 }  // namespace onnx_tv::e2e

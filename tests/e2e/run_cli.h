@@ -15,4 +15,8 @@ CliRun run_cli(const std::string& args);
 std::filesystem::path source_dir();
 std::filesystem::path fresh_dir(const std::string& name);  // an empty temporary folder
 
+// Runs tools/zoo/generate.py ARGS --out OUT (its output in OUT/generate.log); true when it
+// succeeded.
+bool generate_zoo(const std::string& args, const std::filesystem::path& out);
+
 }  // namespace onnx_tv::e2e

@@ -49,10 +49,7 @@ class RealSize : public ::testing::TestWithParam<RealCase> {};
 TEST_P(RealSize, VerdictOnTheReducedInstance) {
   const RealCase& c = GetParam();
   const auto dir = fresh_dir("real8b_" + safe(c.id));
-  const std::string gen = "/usr/bin/python3 " + (source_dir() / "tools/zoo/generate.py").string() +
-                          " --real-zoo 8b --only " + c.id + " --out " + dir.string() + " > " +
-                          (dir / "generate.log").string() + " 2>&1";
-  ASSERT_EQ(std::system(gen.c_str()), 0) << gen;
+  ASSERT_TRUE(generate_zoo("--real-zoo 8b --only " + c.id, dir)) << c.id;
   std::ifstream index(dir / "index.json");
   ASSERT_TRUE(index) << "the generator wrote no index";
   std::string spec;
