@@ -5,6 +5,7 @@
 
 #include "common/errors.h"
 #include "reduce/infer.h"
+#include "reduce/micro_batches.h"
 #include "reduce/reduce_detail.h"
 
 namespace onnx_tv::reduce {
@@ -194,7 +195,7 @@ std::optional<Axis> placement_count(Inference& inf, const frontend::Binding* b, 
 
 void bind_region(Inference& inf, const DimShape& spec, const DimShape& rank,
                  const frontend::Region& region, const std::string& why,
-                 const frontend::Binding* binding) {
+                 const frontend::Binding* binding, std::optional<size_t> micro_batch_dim) {
   if (spec.size() != rank.size()) throw NotReducible{why + ": ranks differ"};
   for (size_t d = 0; d < spec.size(); ++d) {
     int64_t s = region.start[d];
@@ -215,18 +216,26 @@ void bind_region(Inference& inf, const DimShape& spec, const DimShape& rank,
       }
     }
     const int64_t N = inf.dims.full(outer);
+    const bool micro = micro_batch_dim == d;
     if (n == N) {
+      if (micro) inf.dims.fix(inf.micro_batches, why + " does not cut it into micro-batches");
       inf.dims.unify(outer, rank[d], why);
       continue;
     }
     std::optional<std::pair<Axis, Axis>> parts;
     if (n > 0 && N % n == 0 && s % n == 0) parts = inf.dims.split_inner(outer, n);
     if (!parts) {
+      if (micro) inf.dims.fix(inf.micro_batches, why + " cuts it into uneven pieces");
       inf.dims.fix(outer, why + " cuts it into uneven pieces");
       inf.dims.fix(rank[d], why + " cuts it into uneven pieces");
       continue;
     }
-    inf.dims.fix(parts->first, why + " cuts it into pieces");
+    if (micro && inf.dims.full(parts->first) == inf.dims.full(inf.micro_batches)) {
+      inf.dims.unify(parts->first, inf.micro_batches, why + " cuts it into micro-batches");
+    } else {
+      if (micro) inf.dims.fix(inf.micro_batches, why + " cuts its region into other pieces");
+      inf.dims.fix(parts->first, why + " cuts it into pieces");
+    }
     inf.dims.unify(parts->second, rank[d], why);
   }
 }
@@ -249,6 +258,13 @@ void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& 
       inf.shrinks.push_back(shrinks);
       inf.targets.push_back(target);
     }
+  if (fewer.micro_batch_count) {
+    inf.micro_batches = inf.dims.fresh_count(
+        fewer.micro_batches, "micro-batches (" + std::to_string(fewer.micro_batches) + " per program)",
+        fewer.micro_batch_count);
+    inf.micro_batch_target = fewer.micro_batch_count;
+    inf.micro_batch_pieces = fewer.micro_batch_pieces;
+  }
   inf.spec.graph = &spec;
   inf.spec.label = "spec.onnx";
   start_program(inf, inf.spec);
@@ -279,7 +295,10 @@ void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& 
     const DimValue& s = value_of(inf.spec, b.binding->spec, b.binding->origin);
     const DimValue& v = value_of(inf.ranks[size_t(b.binding->rank)], b.binding->value,
                                  b.binding->origin);
-    bind_region(inf, s.dims, v.dims, b.region, b.binding->origin, b.binding);
+    const auto piece = inf.micro_batch_pieces.find({fb.rank, fb.value});
+    bind_region(inf, s.dims, v.dims, b.region, b.binding->origin, b.binding,
+                piece == inf.micro_batch_pieces.end() ? std::nullopt
+                                                      : std::optional<size_t>(piece->second));
   }
 }
 
@@ -295,6 +314,14 @@ void check_shrunk_counts(Inference& inf) {
     // match it.
     if (inf.dims.reduced_extent(leaves[0]) != inf.targets[a])
       throw KeepRanks{name, "its count of ranks is one dimension with another axis's"};
+  }
+  if (inf.micro_batch_target) {
+    const Axis leaves = inf.dims.leaves(inf.micro_batches);
+    if (leaves.size() != 1)
+      throw KeepRanks{kMicroBatches, "another dimension splits the count of micro-batches"};
+    if (inf.dims.is_fixed(leaves[0])) throw KeepRanks{kMicroBatches, inf.dims.why_fixed(leaves[0])};
+    if (inf.dims.reduced_extent(leaves[0]) != inf.micro_batch_target)
+      throw KeepRanks{kMicroBatches, "the count of micro-batches is one dimension with a count of ranks"};
   }
 }
 

@@ -52,6 +52,11 @@ struct Inference {
   std::vector<Axis> mesh_counts;
   std::vector<bool> shrinks;
   std::vector<int64_t> targets;  // the ranks a shrunk axis keeps
+  // Fewer micro-batches (micro_batches.h): their count at full size, reducible to the bodies
+  // kept, and the bindings that cut it ((rank, value) -> dimension); empty when none shrink.
+  Axis micro_batches;
+  int64_t micro_batch_target = 0;
+  std::map<std::pair<int64_t, std::string>, size_t> micro_batch_pieces;
 };
 
 // A node's output dims from its inputs' (rules.cpp). Throws NotReducible for an op without a

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "reduce/micro_batches.h"
+
 namespace onnx_tv::reduce {
 
 namespace {
@@ -80,7 +82,9 @@ std::string axis_reason(const frontend::Plan& plan, size_t a,
 
 std::vector<std::map<std::string, int64_t>> count_grid(const FewerRanks& fewer) {
   std::vector<std::map<std::string, int64_t>> out(1);
-  for (const auto& axis : fewer.axes) {
+  std::vector<std::string> keys = fewer.axes;
+  if (fewer.micro_batches) keys.push_back(kMicroBatches);
+  for (const auto& axis : keys) {
     std::vector<std::map<std::string, int64_t>> next;
     for (const auto& point : out)
       for (int64_t n : {2, 3}) {
@@ -130,9 +134,13 @@ FewerRanks choose_fewer_ranks(const frontend::Plan& full,
 
 FewerRanks with_counts(const frontend::Plan& full, const FewerRanks& chosen,
                        const std::map<std::string, int64_t>& counts) {
+  const auto m = counts.find(kMicroBatches);
+  const int64_t bodies = chosen.micro_batches ? (m == counts.end() ? 2 : m->second) : 0;
   if (chosen.axes.empty()) {
     FewerRanks all = all_ranks(full);
     all.kept = chosen.kept;
+    all.micro_batches = chosen.micro_batches;
+    all.micro_batch_count = bodies;
     return all;
   }
   const frontend::Mesh& mesh = *full.mesh;
@@ -141,6 +149,8 @@ FewerRanks with_counts(const frontend::Plan& full, const FewerRanks& chosen,
   out.axes = chosen.axes;
   out.notes = chosen.notes;
   out.kept = chosen.kept;
+  out.micro_batches = chosen.micro_batches;
+  out.micro_batch_count = bodies;
   frontend::Mesh small = mesh;
   for (const auto& axis : out.axes) {
     const auto c = counts.find(axis);

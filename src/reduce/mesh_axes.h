@@ -28,6 +28,12 @@ struct FewerRanks {
   std::vector<int64_t> counts;              // the ranks each keeps (2 or 3), as `axes`
   std::vector<std::string> notes;           // "mesh axis 'dp': 512 ranks -> 2 and 3", per axis
   std::vector<std::string> kept;            // why an axis of more than 3 ranks keeps them all
+  // Fewer micro-batches (micro_batches.h): the bodies each micro-batched program repeats (0:
+  // none shrink), the bodies this instance keeps, and once cut, the bindings of the pieces
+  // kept ((rank, value) -> the dimension cut into micro-batches).
+  int64_t micro_batches = 0;
+  int64_t micro_batch_count = 0;
+  std::map<std::pair<int64_t, std::string>, size_t> micro_batch_pieces;
 };
 
 // `keep`: axis -> why it keeps all its ranks (the key "" for every axis), from earlier tries.
@@ -43,7 +49,8 @@ FewerRanks choose_fewer_ranks(const frontend::Plan& full,
 FewerRanks with_counts(const frontend::Plan& full, const FewerRanks& chosen,
                        const std::map<std::string, int64_t>& counts);
 
-// Every combination of 2 and 3 ranks on the axes `fewer` shrinks (2^k instances for k axes):
+// Every combination of 2 and 3 ranks on the axes `fewer` shrinks (2^k instances for k axes,
+// and the micro-batches as one more under the key kMicroBatches):
 // an instance proves only the counts it has, and a sum over ranks of terms every rank adds
 // grows with the count (n times a bias added on each rank); checked at two counts per axis, a
 // plan whose outputs are affine in each count is proven for every count (docs/shape-reduction.md).

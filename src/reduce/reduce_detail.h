@@ -2,6 +2,7 @@
 // The stages of shape reduction, private to src/reduce: inference (infer.cpp), constants along
 // dimensions (tables.cpp), the reduced programs (rewrite.cpp).
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -22,10 +23,12 @@ struct BoundRegion {
 // becomes (pieces, piece) with the count fixed; an uneven cut keeps the dimension full size.
 // Where `binding` cuts the axis by placements (and no explicit slice), the count of its pieces
 // is the product of the mesh axes' counts (in mesh order, the coarser split first), not fixed;
-// a local slice then cuts within the piece.
+// a local slice then cuts within the piece. Along `micro_batch_dim`, the count of the local
+// slice's pieces is the count of micro-batches (inf.micro_batches), not fixed.
 void bind_region(Inference& inf, const DimShape& spec, const DimShape& rank,
                  const frontend::Region& region, const std::string& why,
-                 const frontend::Binding* binding = nullptr);
+                 const frontend::Binding* binding = nullptr,
+                 std::optional<size_t> micro_batch_dim = std::nullopt);
 
 // `plan` holds the ranks `fewer` kept; binding regions and the counts of collectives' groups
 // are those of the full plan.
@@ -34,8 +37,9 @@ void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& 
                    std::vector<BoundRegion>& bound);
 
 // Throws KeepRanks for an axis chosen to shrink whose count of ranks is no longer one
-// reducible variable: only a whole count maps to rank coordinates. Called once every rule
-// that may fix or split a dimension has run.
+// reducible variable: only a whole count maps to rank coordinates. The same for the count of
+// micro-batches (the axis kMicroBatches). Called once every rule that may fix or split a
+// dimension has run.
 void check_shrunk_counts(Inference& inf);
 
 // A constant that lies along a reducible dimension, and what the reduced instance makes of it.

@@ -1,0 +1,404 @@
+// Finding the bodies of micro-batched programs (micro_batches.h): families of bindings, colours
+// through the linked plan, then the checks that make cutting bodies sound.
+#include <algorithm>
+#include <unordered_map>
+
+#include "reduce/micro_batches.h"
+
+namespace onnx_tv::reduce {
+
+namespace {
+
+// Why a program's micro-batches cannot be cut.
+struct NoBodies {
+  std::string why;
+};
+
+// The micro-batches a value depends on, as bits (empty: none).
+using Colour = std::vector<uint64_t>;
+
+void add_to(Colour& into, const Colour& c) {
+  if (c.size() > into.size()) into.resize(c.size(), 0);
+  for (size_t i = 0; i < c.size(); ++i) into[i] |= c[i];
+}
+
+int64_t popcount(const Colour& c) {
+  int64_t n = 0;
+  for (uint64_t w : c) n += __builtin_popcountll(w);
+  return n;
+}
+
+int64_t single(const Colour& c) {  // the micro-batch of a one-colour value
+  for (size_t i = 0; i < c.size(); ++i)
+    if (c[i]) return int64_t(i) * 64 + __builtin_ctzll(c[i]);
+  return -1;
+}
+
+bool disjoint(const Colour& a, const Colour& b) {
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    if (a[i] & b[i]) return false;
+  return true;
+}
+
+Colour one_colour(int64_t k) {
+  Colour c(size_t(k / 64) + 1, 0);
+  c[size_t(k / 64)] = uint64_t(1) << (k % 64);
+  return c;
+}
+
+std::string slice_text(const std::optional<std::vector<frontend::SliceEntry>>& s, size_t skip) {
+  if (!s) return "-";
+  std::string out;
+  for (size_t d = 0; d < s->size(); ++d) {
+    const auto& e = (*s)[d];
+    out += d == skip ? "*," : e ? std::to_string(e->first) + ":" + std::to_string(e->second) + "," : ":,";
+  }
+  return out;
+}
+
+struct Piece {
+  int64_t family = 0, k = 0;
+  size_t dim = 0;
+};
+
+// Families of rank r's bindings: the same binding but for a local_slice that cuts one
+// dimension into n >= 4 equal consecutive pieces. value -> piece; n in `count`.
+std::map<std::string, Piece> families_of(const frontend::Plan& plan, int64_t r, int64_t& count,
+                                         std::string& why_not) {
+  struct Entry {
+    int64_t start, end;
+    std::string value;
+  };
+  std::map<std::string, std::vector<Entry>> groups;
+  std::map<std::string, size_t> dim_of;
+  for (const auto& b : plan.bindings) {
+    if (b.rank != r || !b.local_slice) continue;
+    for (size_t d = 0; d < b.local_slice->size(); ++d) {
+      const auto& e = (*b.local_slice)[d];
+      if (!e) continue;
+      std::string p;
+      for (const auto& pl : b.placements) p += std::to_string(int(pl.kind)) + "/" + std::to_string(pl.dim) + ",";
+      const std::string key = b.spec + "\n" + std::to_string(d) + "\n" + slice_text(b.slice, size_t(-1)) +
+                              "\n" + p + "\n" + slice_text(b.local_slice, d) + "\n" +
+                              (b.partial ? "p" : "") + "\n" + b.group;
+      groups[key].push_back({e->first, e->second, b.value});
+      dim_of[key] = d;
+    }
+  }
+  std::map<std::string, Piece> out;
+  int64_t family = 0;
+  for (auto& [key, entries] : groups) {
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.start < b.start; });
+    const int64_t n = int64_t(entries.size()), s = entries[0].end - entries[0].start;
+    bool even = n >= 4 && s > 0;
+    for (int64_t k = 0; k < n && even; ++k)
+      even = entries[size_t(k)].start == k * s && entries[size_t(k)].end == (k + 1) * s;
+    if (!even) continue;
+    if (count && count != n) {
+      why_not = "bindings cut micro-batches into " + std::to_string(count) + " and into " +
+                std::to_string(n) + " pieces";
+      return {};
+    }
+    count = n;
+    for (int64_t k = 0; k < n; ++k) {
+      const std::string& v = entries[size_t(k)].value;
+      if (out.count(v)) {
+        why_not = "rank " + std::to_string(r) + "'s value '" + v + "' is bound to two micro-batches";
+        return {};
+      }
+      out[v] = Piece{family, k, dim_of[key]};
+    }
+    ++family;
+  }
+  return out;
+}
+
+// Attributes equal, except the tags and keys that tell apart the instances of comm ops.
+bool same_attributes(const ir::Node& a, const ir::Node& b) {
+  if (a.attributes.size() != b.attributes.size()) return false;
+  const bool comm = frontend::is_comm_op(a);
+  for (auto ia = a.attributes.begin(), ib = b.attributes.begin(); ia != a.attributes.end(); ++ia, ++ib) {
+    if (ia->first != ib->first) return false;
+    if (comm && (ia->first == "tag" || ia->first == "key")) continue;
+    const ir::Attribute& x = ia->second;
+    const ir::Attribute& y = ib->second;
+    if (x.kind != y.kind || x.i != y.i || x.f != y.f || x.s != y.s || x.ints != y.ints ||
+        x.floats != y.floats || x.strings != y.strings || x.graph != y.graph)
+      return false;
+    if (x.tensor != y.tensor &&
+        (!x.tensor || !y.tensor || x.tensor->dtype != y.tensor->dtype ||
+         x.tensor->shape != y.tensor->shape || x.tensor->reals != y.tensor->reals ||
+         x.tensor->ints != y.tensor->ints))
+      return false;
+  }
+  return true;
+}
+
+// Two initializers of equal content: an exporter may write a body's constants once per body.
+bool same_initializer(const ir::Graph& g, const std::string& x, const std::string& y) {
+  auto a = g.initializers.find(x), b = g.initializers.find(y);
+  return a != g.initializers.end() && b != g.initializers.end() &&
+         a->second.dtype == b->second.dtype && a->second.shape == b->second.shape &&
+         a->second.reals == b->second.reals && a->second.ints == b->second.ints;
+}
+
+// One rank's program, coloured: what the checks below read.
+struct Coloured {
+  const ir::Graph* g = nullptr;
+  std::string label;
+  std::unordered_map<std::string, Colour> colour;  // value -> colour
+  std::vector<Colour> node_colour;
+  std::map<std::string, Piece> pieces;
+};
+
+const Colour& colour_of(const Coloured& c, const std::string& v) {
+  static const Colour none;
+  auto it = c.colour.find(v);
+  return it == c.colour.end() ? none : it->second;
+}
+
+// The bodies of one rank's program, or why they cannot be cut (NoBodies).
+ProgramBodies bodies_of(const Coloured& c, int64_t n) {
+  const ir::Graph& g = *c.g;
+  const Colour all = [&] {
+    Colour a;
+    for (int64_t k = 0; k < n; ++k) add_to(a, one_colour(k));
+    return a;
+  }();
+  auto here = [&](size_t i) { return c.label + ": " + g.nodes[i].describe(i); };
+  std::unordered_map<std::string, size_t> producer, uses;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const auto& o : g.nodes[i].outputs)
+      if (!o.empty()) producer[o] = i;
+    for (const auto& in : g.nodes[i].inputs)
+      if (!in.empty()) ++uses[in];
+  }
+  std::map<std::string, bool> graph_output;
+  for (const auto& vi : g.outputs) graph_output[vi.name] = true;
+
+  ProgramBodies out;
+  out.bodies.resize(size_t(n));
+  for (const auto& [v, p] : c.pieces) out.piece_of[v] = p.k;
+  std::vector<bool> partial_sum(g.nodes.size(), false);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& node = g.nodes[i];
+    const Colour& col = c.node_colour[i];
+    const int64_t count = popcount(col);
+    if (count == 1) {
+      out.bodies[size_t(single(col))].push_back(i);
+      continue;
+    }
+    if (count == 0) continue;
+    // A node of several micro-batches: a sum of disjoint ones, or one that sees only totals.
+    bool sums = node.domain.empty() && (node.op_type == "Add" || node.op_type == "Sum");
+    Colour seen;
+    for (const auto& in : node.inputs) {
+      const Colour& ic = colour_of(c, in);
+      if (in.empty() || popcount(ic) == 0 || !disjoint(seen, ic)) sums = false;
+      add_to(seen, ic);
+    }
+    if (sums) {
+      partial_sum[i] = true;
+      continue;
+    }
+    for (const auto& in : node.inputs) {
+      const int64_t ic = popcount(colour_of(c, in));
+      if (ic != 0 && ic != n)
+        throw NoBodies{here(i) + " combines values of some micro-batches other than by a sum"};
+    }
+  }
+  // Partial sums feed exactly one other partial sum; the last of each chain is a total.
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (!partial_sum[i]) continue;
+    const std::string& o = g.nodes[i].outputs[0];
+    if (popcount(c.node_colour[i]) != n) {
+      auto u = uses.find(o);
+      if (graph_output.count(o) || u == uses.end() || u->second != 1)
+        throw NoBodies{here(i) + " adds some micro-batches and is used elsewhere than in the next sum"};
+      out.partial_sums.push_back(i);
+      continue;
+    }
+    std::vector<std::string> leaf(static_cast<size_t>(n));
+    std::vector<size_t> stack{i};
+    while (!stack.empty()) {
+      const size_t s = stack.back();
+      stack.pop_back();
+      for (const auto& in : g.nodes[s].inputs) {
+        const Colour& ic = colour_of(c, in);
+        if (popcount(ic) == 1) {
+          leaf[size_t(single(ic))] = in;
+          continue;
+        }
+        auto p = producer.find(in);
+        if (p == producer.end() || !partial_sum[p->second] || p->second == i)
+          throw NoBodies{here(s) + " adds a value of several micro-batches that no sum made"};
+        stack.push_back(p->second);
+      }
+    }
+    out.totals.emplace_back(i, std::move(leaf));
+  }
+  for (const auto& [o, is_out] : graph_output) {
+    const Colour& oc = colour_of(c, o);
+    const int64_t k = popcount(oc);
+    if (k == 0 || k == n) continue;
+    auto p = c.pieces.find(o);
+    if (k != 1 || p == c.pieces.end() || p->second.k != single(oc))
+      throw NoBodies{c.label + ": graph output '" + o + "' depends on some micro-batches but is not bound to one"};
+  }
+  for (const auto& [v, p] : c.pieces) {
+    const Colour& vc = colour_of(c, v);
+    if (popcount(vc) != 1 || single(vc) != p.k)
+      throw NoBodies{c.label + ": '" + v + "' is bound to micro-batch " + std::to_string(p.k) +
+          " but is computed from others"};
+  }
+  // Body k is body 0 renamed: node for node, in file order.
+  std::unordered_map<size_t, size_t> position;  // node -> index in its body
+  for (const auto& body : out.bodies)
+    for (size_t j = 0; j < body.size(); ++j) position[body[j]] = j;
+  std::map<std::pair<int64_t, int64_t>, std::string> piece_value;  // (family, k) -> value
+  for (const auto& [v, p] : c.pieces) piece_value[{p.family, p.k}] = v;
+  auto renamed = [&](const std::string& v0, int64_t k) -> std::string {
+    auto p = producer.find(v0);
+    if (p != producer.end() && popcount(c.node_colour[p->second]) == 1) {
+      const ir::Node& mine = g.nodes[out.bodies[size_t(k)][position.at(p->second)]];
+      const auto& outs = g.nodes[p->second].outputs;
+      const size_t slot = size_t(std::find(outs.begin(), outs.end(), v0) - outs.begin());
+      return slot < mine.outputs.size() ? mine.outputs[slot] : "";
+    }
+    auto f = c.pieces.find(v0);
+    if (f != c.pieces.end()) {
+      auto q = piece_value.find({f->second.family, k});
+      return q == piece_value.end() ? "" : q->second;
+    }
+    return v0;  // shared: the same value in every body
+  };
+  for (int64_t k = 1; k < n; ++k) {
+    if (out.bodies[size_t(k)].size() != out.bodies[0].size())
+      throw NoBodies{c.label + ": micro-batch " + std::to_string(k) + " runs " +
+          std::to_string(out.bodies[size_t(k)].size()) + " nodes, micro-batch 0 " +
+          std::to_string(out.bodies[0].size())};
+    for (size_t j = 0; j < out.bodies[0].size(); ++j) {
+      const ir::Node& a = g.nodes[out.bodies[0][j]];
+      const size_t bi = out.bodies[size_t(k)][j];
+      const ir::Node& b = g.nodes[bi];
+      bool same = a.op_type == b.op_type && a.domain == b.domain && a.opset == b.opset &&
+                  a.inputs.size() == b.inputs.size() && a.outputs.size() == b.outputs.size() &&
+                  same_attributes(a, b);
+      for (size_t s = 0; same && s < a.inputs.size(); ++s)
+        same = a.inputs[s].empty() ? b.inputs[s].empty()
+                                   : renamed(a.inputs[s], k) == b.inputs[s] ||
+                                         same_initializer(g, a.inputs[s], b.inputs[s]);
+      for (size_t s = 0; same && s < a.outputs.size(); ++s) {
+        const bool bound_a = c.pieces.count(a.outputs[s]) > 0, bound_b = c.pieces.count(b.outputs[s]) > 0;
+        same = bound_a == bound_b && graph_output.count(a.outputs[s]) == graph_output.count(b.outputs[s]) &&
+               (!bound_a || renamed(a.outputs[s], k) == b.outputs[s]);
+      }
+      if (!same)
+        throw NoBodies{here(bi) + " of micro-batch " + std::to_string(k) + " differs from " +
+            a.describe(out.bodies[0][j]) + " of micro-batch 0"};
+    }
+  }
+  for (const auto& [i, leaf] : out.totals)
+    for (int64_t k = 1; k < n; ++k)
+      if (leaf[size_t(k)] != renamed(leaf[0], k))
+        throw NoBodies{here(i) + " adds '" + leaf[size_t(k)] + "' for micro-batch " + std::to_string(k) +
+            " where micro-batch 0 adds '" + leaf[0] + "'"};
+  return out;
+}
+
+}  // namespace
+
+MicroBatches find_micro_batches(const frontend::Plan& plan, const prove::LinkedPlan& linked) {
+  MicroBatches mb;
+  const size_t ranks = size_t(plan.world_size);
+  std::vector<Coloured> cs(ranks);
+  for (size_t r = 0; r < ranks; ++r) {
+    cs[r].g = &plan.program_of(int64_t(r));
+    cs[r].label = "rank " + std::to_string(r) + " (" + cs[r].g->file + ")";
+    cs[r].pieces = families_of(plan, int64_t(r), mb.count, mb.why_not);
+    if (!mb.why_not.empty()) {
+      mb.count = 0;
+      return mb;
+    }
+  }
+  if (mb.count == 0) return mb;
+  for (size_t r = 0; r < ranks; ++r) {
+    cs[r].node_colour.resize(cs[r].g->nodes.size());
+    for (const auto& [v, p] : cs[r].pieces) {
+      cs[r].colour[v] = one_colour(p.k);
+      mb.piece_dims[{int64_t(r), v}] = p.dim;
+    }
+  }
+  auto inputs_colour = [&](size_t r, const ir::Node& node) {
+    Colour c;
+    for (const auto& in : node.inputs)
+      if (!in.empty()) add_to(c, colour_of(cs[r], in));
+    return c;
+  };
+  auto set_outputs = [&](size_t r, size_t i, const Colour& c) {
+    cs[r].node_colour[i] = c;
+    for (const auto& o : cs[r].g->nodes[i].outputs)
+      if (!o.empty() && popcount(c)) cs[r].colour[o] = c;
+  };
+  for (const prove::Step& step : linked.steps) {
+    Colour c;
+    if (step.kind == prove::Step::Kind::P2P) {
+      const auto& send = step.members[0];
+      c = inputs_colour(size_t(send.rank), cs[size_t(send.rank)].g->nodes[send.node_index]);
+    } else {
+      for (const auto& m : step.members)
+        add_to(c, inputs_colour(size_t(m.rank), cs[size_t(m.rank)].g->nodes[m.node_index]));
+    }
+    for (const auto& m : step.members) set_outputs(size_t(m.rank), m.node_index, c);
+  }
+  // A node that depends on no micro-batch but serves only one (a Constant, a reshape target
+  // computed per body) belongs to that body: bodies that write their constants once each
+  // still match node for node.
+  for (size_t r = 0; r < ranks; ++r) {
+    const ir::Graph& g = *cs[r].g;
+    std::unordered_map<std::string, std::vector<size_t>> consumers;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      for (const auto& in : g.nodes[i].inputs)
+        if (!in.empty()) consumers[in].push_back(i);
+    std::unordered_map<std::string, bool> graph_output;
+    for (const auto& vi : g.outputs) graph_output[vi.name] = true;
+    Colour all;  // what a node kept whole serves (a graph output, a comm op)
+    for (int64_t k = 0; k < mb.count; ++k) add_to(all, one_colour(k));
+    std::vector<Colour> served(g.nodes.size());
+    for (size_t i = g.nodes.size(); i-- > 0;) {
+      if (popcount(cs[r].node_colour[i])) continue;
+      if (frontend::is_comm_op(g.nodes[i])) {
+        served[i] = all;
+        continue;
+      }
+      bool shared = false;
+      for (const auto& o : g.nodes[i].outputs) {
+        if (o.empty()) continue;
+        auto it = consumers.find(o);
+        shared = shared || graph_output.count(o) || it == consumers.end();
+        if (it == consumers.end()) continue;
+        for (size_t u : it->second)
+          add_to(served[i], popcount(cs[r].node_colour[u]) ? cs[r].node_colour[u] : served[u]);
+      }
+      if (shared) served[i] = all;
+      if (popcount(served[i]) == 1) cs[r].node_colour[i] = served[i];
+    }
+  }
+  mb.programs.assign(plan.programs.size(), std::nullopt);
+  try {
+    for (size_t r = 0; r < ranks; ++r) {
+      ProgramBodies b = bodies_of(cs[r], mb.count);
+      auto& slot = mb.programs[plan.rank_program[r]];
+      if (!slot) slot = std::move(b);
+      else if (!(*slot == b))
+        throw NoBodies{cs[r].label + ": its micro-batches differ from another rank's running the same file"};
+    }
+  } catch (const NoBodies& e) {
+    mb = MicroBatches{};
+    mb.why_not = e.why;
+  }
+  return mb;
+}
+
+}  // namespace onnx_tv::reduce
