@@ -25,6 +25,7 @@
 #include "frontend/model_loader.h"
 #include "frontend/plan.h"
 #include "ir/tensor_util.h"
+#include "reduce/micro_batches.h"
 #include "reduce/reduce.h"
 
 namespace onnx_tv {
@@ -42,6 +43,8 @@ std::string verdict_name(Verdict v) {
 namespace {
 
 using prove::Env;
+// Per program, the outputs of the sums over the micro-batches kept (reduce/micro_batches.h).
+using Totals = std::vector<std::vector<std::string>>;
 
 // Largest polynomial an expansion of definitions may build before giving up (UNKNOWN).
 constexpr size_t kExpansionBudget = 200'000;
@@ -163,13 +166,18 @@ Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Gra
       keep[o.keep_ranks->axis] = o.keep_ranks->why;
       return Instance::Again;
     }
-    if (!o.reduced && !fewer.axes.empty()) {  // the kept ranks alone do not cover the spec
+    if (!o.reduced && (!fewer.axes.empty() || fewer.micro_batch_count)) {
+      // the kept ranks or bodies alone do not cover the spec
       keep[""] = "shape reduction does not apply: " + o.why;
+      if (fewer.micro_batch_count) keep[reduce::kMicroBatches] = keep[""];
       return Instance::Again;
     }
     if (o.reduced) {
       copy_reduction(res.reduction, *o.reduced);
       res.reduction.fewer_ranks = fewer.notes;
+      if (fewer.micro_batch_count)
+        res.reduction.fewer_micro_batches =
+            std::to_string(fewer.micro_batches) + " per program -> 2 and 3";
       res.reduction.fewer_rank_axes = fewer.axes;
       if (!fewer.axes.empty()) res.reduction.rank_origin = fewer.original;
       res.reduction.kept_full.insert(res.reduction.kept_full.begin(), fewer.kept.begin(),
@@ -209,7 +217,8 @@ Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Gra
 // unfolding first; its UNKNOWN is left to the whole-program runs (see run()).
 void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& spec,
                 const frontend::Plan& plan, const prove::LinkedPlan& linked,
-                const prove::BoundPlan& bound, size_t define_above, bool staged) {
+                const prove::BoundPlan& bound, const Totals& totals, size_t define_above,
+                bool staged) {
   solver::Context ctx;
   ctx.set_define_above(define_above);
   Env spec_env = prove::spec_inputs(ctx, spec, bound);
@@ -234,6 +243,9 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
                                                                     res.reduction.fewer_rank_axes)
                                         : std::nullopt)
     throw prove::CountedReplicas{*where};
+  if (auto where = options.count_guard ? prove::counted_micro_batch_sum(ctx, plan, envs, totals)
+                                        : std::nullopt)
+    throw prove::CountedReplicas{*where, true};
 
   auto obs = prove::build_obligations(spec, plan, bound, spec_env, envs, res.warnings);
   report(options, "compare", 0, 1);
@@ -301,7 +313,7 @@ constexpr size_t kDefineThresholds[] = {solver::Context::kDefineAbove, 64, 16};
 // The staged run, then the whole-program runs, on the instance reduce_or_refuse left.
 void prove_all(CheckResult& res, const CheckOptions& options, const ir::Graph& spec,
                const frontend::Plan& plan, const prove::LinkedPlan& linked,
-               const prove::BoundPlan& bound) {
+               const prove::BoundPlan& bound, const Totals& totals) {
   res.stats.ranks = plan.world_size;
   res.stats.spec_nodes = int64_t(spec.nodes.size());
   res.stats.collectives = linked.collectives;
@@ -312,7 +324,7 @@ void prove_all(CheckResult& res, const CheckOptions& options, const ir::Graph& s
   if (options.stages) {  // scales with depth; an UNKNOWN is left to the whole-program runs
     CheckResult attempt = res;
     try {
-      prove_plan(attempt, options, spec, plan, linked, bound, kDefineThresholds[0], true);
+      prove_plan(attempt, options, spec, plan, linked, bound, totals, kDefineThresholds[0], true);
     } catch (const prove::StagesDiverged&) {
       attempt.verdict = Verdict::Unknown;
     }
@@ -323,7 +335,7 @@ void prove_all(CheckResult& res, const CheckOptions& options, const ir::Graph& s
   }
   for (size_t k = 0; k < std::size(kDefineThresholds); ++k) {
     CheckResult attempt = res;
-    prove_plan(attempt, options, spec, plan, linked, bound, kDefineThresholds[k], false);
+    prove_plan(attempt, options, spec, plan, linked, bound, totals, kDefineThresholds[k], false);
     const bool inconclusive = attempt.verdict == Verdict::Unknown && attempt.mismatch;
     if (!inconclusive || k + 1 == std::size(kDefineThresholds)) {
       res = std::move(attempt);
@@ -362,19 +374,60 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
   ir::Graph spec = full_spec;
   frontend::Plan plan = fewer.plan;
   prove::LinkedPlan linked = all ? *full_linked : prove::link_plan(plan);
-  prove::BoundPlan bound = all ? full_bound : prove::BoundPlan{};
-  const Instance got = reduce_or_refuse(res, options, spec, fewer, plan, linked, bound, keep);
+  prove::BoundPlan bound = all && !fewer.micro_batch_count ? full_bound : prove::BoundPlan{};
+  Totals totals;
+  std::optional<reduce::FewerRanks> cut;  // with fewer micro-batches: the bodies kept
+  if (fewer.micro_batch_count) {
+    // Found again on this instance's ranks: each instance proves only what it checked.
+    const reduce::MicroBatches mb = reduce::find_micro_batches(plan, linked);
+    std::optional<reduce::MicroBatchCut> c;
+    if (mb.count == fewer.micro_batches)
+      c = reduce::cut_micro_batches(plan, linked, mb, fewer.micro_batch_count);
+    if (!c) {
+      keep[reduce::kMicroBatches] =
+          mb.why_not.empty() ? "the bodies kept do not pair as in the full plan" : mb.why_not;
+      return Tried::Again;
+    }
+    cut = fewer;
+    cut->plan = plan = std::move(c->plan);
+    cut->micro_batch_pieces = std::move(c->piece_dims);
+    linked = std::move(c->linked);
+    totals = std::move(c->totals);
+  }
+  const Instance got =
+      reduce_or_refuse(res, options, spec, cut ? *cut : fewer, plan, linked, bound, keep);
   if (got == Instance::Again) return Tried::Again;
   if (got == Instance::Refused) return Tried::Done;
   try {
-    prove_all(res, options, spec, plan, linked, bound);
+    prove_all(res, options, spec, plan, linked, bound, totals);
   } catch (const prove::CountedReplicas& c) {
+    if (c.micro_batches) {
+      keep[reduce::kMicroBatches] = c.where + " adds a term that every micro-batch adds, which counts them";
+      res.warnings.push_back("fewer micro-batches not used: " + keep[reduce::kMicroBatches]);
+      return Tried::Again;
+    }
     ONNX_TV_ASSERT(!all, "counted ranks with every rank kept: " + c.where);
     keep[""] = c.where + " sums a term that every member adds, which counts the ranks";
     res.warnings.push_back("fewer ranks not used: " + keep[""]);
     return Tried::Again;
   }
   return Tried::Done;
+}
+
+// Micro-batched programs are proven with 2 and 3 bodies (reduce/micro_batches.h) unless an
+// earlier try found they cannot be.
+void choose_micro_batches(reduce::FewerRanks& first, const prove::LinkedPlan* linked,
+                          const std::map<std::string, std::string>& keep) {
+  if (keep.count(reduce::kMicroBatches)) {
+    first.kept.push_back("micro-batches keep their full count: " + keep.at(reduce::kMicroBatches));
+    return;
+  }
+  if (keep.count("")) return;
+  const reduce::MicroBatches mb = reduce::find_micro_batches(
+      first.plan, first.axes.empty() && linked ? *linked : prove::link_plan(first.plan));
+  if (!mb.why_not.empty()) first.kept.push_back("micro-batches keep their full count: " + mb.why_not);
+  first.micro_batches = mb.count;
+  first.micro_batch_count = mb.count ? 2 : 0;
 }
 
 // What the full plan looks like to every instance of one choice of fewer ranks.
@@ -455,9 +508,10 @@ void run(CheckResult& res, const std::string& spec_path, const std::string& shar
   std::map<std::string, std::string> keep;
   std::optional<prove::LinkedPlan> full_linked;
   for (;;) {
-    const reduce::FewerRanks first = options.reduce ? reduce::choose_fewer_ranks(full_plan, keep)
-                                                    : reduce::all_ranks(full_plan);
+    reduce::FewerRanks first = options.reduce ? reduce::choose_fewer_ranks(full_plan, keep)
+                                              : reduce::all_ranks(full_plan);
     if (first.axes.empty() && !full_linked) full_linked = prove::link_plan(full_plan);
+    if (options.reduce) choose_micro_batches(first, full_linked ? &*full_linked : nullptr, keep);
     const FullPlan full{full_spec, full_plan, full_bound, full_linked ? &*full_linked : nullptr};
     if (auto decided = prove_grid(res, options, full, first, keep, res.warnings)) {
       res = std::move(*decided);

@@ -34,6 +34,22 @@ bool spans(const frontend::Mesh& mesh, const std::vector<int64_t>& group,
   return false;
 }
 
+// The first element at which every addend holds a multiple of one monomial.
+std::optional<size_t> common_term(solver::Context& ctx, const std::vector<const ir::Tensor*>& ins) {
+  for (size_t e = 0; e < ins[0]->data.size(); ++e) {
+    std::set<TermKey> common = terms_of(ctx, ins[0]->data[e]);
+    for (size_t k = 1; k < ins.size() && !common.empty(); ++k) {
+      const std::set<TermKey> mine = terms_of(ctx, ins[k]->data[e]);
+      std::set<TermKey> both;
+      std::set_intersection(common.begin(), common.end(), mine.begin(), mine.end(),
+                            std::inserter(both, both.begin()));
+      common = std::move(both);
+    }
+    if (!common.empty()) return e;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> counted_replica_sum(solver::Context& ctx, const frontend::Plan& plan,
@@ -56,21 +72,36 @@ std::optional<std::string> counted_replica_sum(solver::Context& ctx, const front
       if (it == envs[size_t(m.rank)].values.end()) return std::nullopt;  // not run: nothing proven
       ins.push_back(&it->second);
     }
-    for (size_t e = 0; e < ins[0]->data.size(); ++e) {
-      std::set<TermKey> common = terms_of(ctx, ins[0]->data[e]);
-      for (size_t k = 1; k < ins.size() && !common.empty(); ++k) {
-        const std::set<TermKey> mine = terms_of(ctx, ins[k]->data[e]);
-        std::set<TermKey> both;
-        std::set_intersection(common.begin(), common.end(), mine.begin(), mine.end(),
-                              std::inserter(both, both.begin()));
-        common = std::move(both);
+    if (auto e = common_term(ctx, ins)) {
+      const auto& m = step.members[0];
+      const ir::Graph& g = plan.program_of(m.rank);
+      return g.file + ": " + g.nodes[m.node_index].describe(m.node_index) + " (element " +
+             std::to_string(*e) + ")";
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> counted_micro_batch_sum(
+    solver::Context& ctx, const frontend::Plan& plan, const std::vector<Env>& envs,
+    const std::vector<std::vector<std::string>>& totals) {
+  for (int64_t r = 0; r < plan.world_size; ++r) {
+    const size_t p = plan.rank_program[size_t(r)];
+    if (p >= totals.size() || totals[p].empty()) continue;
+    const ir::Graph& g = plan.program_of(r);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const ir::Node& n = g.nodes[i];
+      if (n.outputs.empty() ||
+          std::find(totals[p].begin(), totals[p].end(), n.outputs[0]) == totals[p].end())
+        continue;
+      std::vector<const ir::Tensor*> ins;
+      for (const auto& in : n.inputs) {
+        auto it = envs[size_t(r)].values.find(in);
+        if (it == envs[size_t(r)].values.end()) return std::nullopt;  // not run: nothing proven
+        ins.push_back(&it->second);
       }
-      if (!common.empty()) {
-        const auto& m = step.members[0];
-        const ir::Graph& g = plan.program_of(m.rank);
-        return g.file + ": " + g.nodes[m.node_index].describe(m.node_index) + " (element " +
-               std::to_string(e) + ")";
-      }
+      if (auto e = common_term(ctx, ins))
+        return g.file + ": " + n.describe(i) + " (element " + std::to_string(*e) + ")";
     }
   }
   return std::nullopt;

@@ -4,7 +4,8 @@
 // tensor-parallel rank, a replicated value all-reduced), the full plan adds it n times and the
 // instance only as many times as it kept ranks, so a plan that scales it by a constant made for
 // another n (bias / 2 on each of 8 ranks) would agree with the spec in the instance and not at
-// full size. Such a sum makes the check redo the reduction keeping every rank of the axes.
+// full size. Such a sum makes the check redo the reduction keeping every rank of the axes (and
+// for a sum over micro-batches, every micro-batch).
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ namespace onnx_tv::prove {
 // Thrown by a proof whose instance has fewer ranks when counted_replica_sum finds a sum.
 struct CountedReplicas {
   std::string where;
+  bool micro_batches = false;  // a sum over micro-batches (counted_micro_batch_sum)
 };
 
 // Where a sum (AllReduce or ReduceScatter with reduce "sum") over a group that spans one of
@@ -28,5 +30,11 @@ std::optional<std::string> counted_replica_sum(solver::Context& ctx, const front
                                                const LinkedPlan& linked,
                                                const std::vector<Env>& envs,
                                                const std::vector<std::string>& axes);
+
+// The same for the sums of one value per micro-batch that a plan with fewer micro-batches
+// holds (reduce/micro_batches.h): `totals[p]` names the outputs of program p's sums.
+std::optional<std::string> counted_micro_batch_sum(
+    solver::Context& ctx, const frontend::Plan& plan, const std::vector<Env>& envs,
+    const std::vector<std::vector<std::string>>& totals);
 
 }  // namespace onnx_tv::prove

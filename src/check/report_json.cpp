@@ -55,6 +55,7 @@ std::string to_json(const CheckResult& r, const std::string& spec_path,
     rj["reduced_elements"] = red.reduced_elements;
     rj["kept_full"] = red.kept_full;
     rj["fewer_ranks"] = red.fewer_ranks;
+    if (!red.fewer_micro_batches.empty()) rj["fewer_micro_batches"] = red.fewer_micro_batches;
     nlohmann::json dims = nlohmann::json::array();
     for (const auto& d : red.dims) {
       nlohmann::json fs = nlohmann::json::array();

@@ -85,6 +85,8 @@ struct Reduction {
   std::vector<std::string> fewer_ranks;
   std::vector<std::string> fewer_rank_axes;  // the mesh axes named there
   std::vector<int64_t> rank_origin;
+  // Micro-batched programs proven with fewer bodies ("32 per program -> 2 and 3"), or "".
+  std::string fewer_micro_batches;
 };
 
 struct CheckResult {

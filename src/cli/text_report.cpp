@@ -53,6 +53,8 @@ void print_reduction(std::ostream& out, const Reduction& red) {
   }
   if (values > shown) out << "    ... (" << values << " inputs in all; --json lists every factor)\n";
   for (const auto& f : red.fewer_ranks) out << "    fewer ranks: " << f << "\n";
+  if (!red.fewer_micro_batches.empty())
+    out << "    fewer micro-batches: " << red.fewer_micro_batches << "\n";
   for (size_t i = 0; i < red.kept_full.size() && i < shown; ++i)
     out << "    kept at full size: " << red.kept_full[i] << "\n";
   if (red.kept_full.size() > shown)
