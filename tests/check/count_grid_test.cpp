@@ -12,6 +12,7 @@
 
 #include "check/check.h"
 #include "reduce/mesh_axes.h"
+#include "reduce/micro_batches.h"
 
 namespace onnx_tv {
 namespace {
@@ -67,6 +68,43 @@ TEST(CountGrid, AShareScaledForTwoRanksIsRefutedWithThree) {
   EXPECT_EQ(r.verdict, Verdict::NotEquivalent) << r.message;
   EXPECT_FALSE(r.reduction.fewer_ranks.empty());
   EXPECT_EQ(r.stats.ranks, 3);  // the instance with three TP ranks refuted it
+}
+
+TEST(CountGrid, MicroBatchesAreOneMoreCount) {
+  reduce::FewerRanks f;
+  f.axes = {"dp"};
+  f.micro_batches = 4;
+  const auto grid = reduce::count_grid(f);
+  ASSERT_EQ(grid.size(), 4u);
+  for (int64_t dp : {2, 3})
+    for (int64_t mb : {2, 3})
+      EXPECT_NE(std::find(grid.begin(), grid.end(),
+                          std::map<std::string, int64_t>{{"dp", dp}, {reduce::kMicroBatches, mb}}),
+                grid.end());
+}
+
+// The micro-batches kept by the instance that decided: the rows of x it holds.
+int64_t rows_of_x(const CheckResult& r) {
+  for (const auto& d : r.reduction.dims)
+    if (d.value == "x" && d.axis == 0) return d.reduced;
+  return -1;
+}
+
+// Weight decay added by each of 4 micro-batches (models/handwritten/mlp_wd_mb4), without the
+// guard that keeps every micro-batch: lam / 4 each is right for 4 only, and refuted with 2;
+// lam / 2 each is right with 2, and refuted with 3.
+TEST(CountGrid, AShareScaledForOneCountOfMicroBatchesIsRefutedAtAnother) {
+  const fs::path hw = fs::path(ONNX_TV_SOURCE_DIR) / "models/handwritten/mlp_wd_mb4";
+  CheckOptions o;
+  o.count_guard = false;
+  const CheckResult quarter = check((hw / "spec.onnx").string(), (hw / "shards").string(), o);
+  EXPECT_EQ(quarter.verdict, Verdict::NotEquivalent) << quarter.message;
+  EXPECT_EQ(quarter.reduction.fewer_micro_batches, "4 per program -> 2 and 3");
+  EXPECT_EQ(rows_of_x(quarter), 2);
+  const CheckResult half =
+      check((hw / "spec.onnx").string(), (hw / "shards_wd_per_two").string(), o);
+  EXPECT_EQ(half.verdict, Verdict::NotEquivalent) << half.message;
+  EXPECT_EQ(rows_of_x(half), 3);
 }
 
 }  // namespace

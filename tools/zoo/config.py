@@ -146,7 +146,9 @@ NAMED_REAL_PLANS = {
 # (model, plan). Generator-level edits (PlanConfig.bug) apply to them: "dp_average_half" on
 # every rank, "dp_average_half_last_rank" on the last data-parallel rank only;
 # "tp_residual_folded" adds residual / tp to each rank's o_proj output before the all-reduce
-# (correct), "tp_residual_folded_half" residual / 2 (right only on two TP ranks).
+# (correct), "tp_residual_folded_half" residual / 2 (right only on two TP ranks);
+# "microbatch_scale_all" scales every micro-batch's loss and gradients by 2/mb instead of 1/mb,
+# "microbatch_scale_last" only the last micro-batch's.
 NAMED_SMALL_PLANS = {
     "dp4_mb2": (ModelConfig("l1_b8_gqa", layers=1, kv_heads=1, batch=8, **SMALL),
                 PlanConfig("dp4_mb2", dp=4, mb=2)),
@@ -155,6 +157,9 @@ NAMED_SMALL_PLANS = {
                 PlanConfig("tp4_mb2", tp=4, mb=2)),
     "dp4_tp2_pp2_mb2": (ModelConfig("l2_b8_mha", layers=2, kv_heads=2, batch=8, **SMALL),
                         PlanConfig("dp4_tp2_pp2_mb2", dp=4, tp=2, pp=2, mb=2, schedule="1f1b")),
+    # four micro-batches per stage program, for checks with fewer micro-batches
+    "dp2_tp2_pp2_mb4": (ModelConfig("l2_b8_mha", layers=2, kv_heads=2, batch=8, **SMALL),
+                        PlanConfig("dp2_tp2_pp2_mb4", dp=2, tp=2, pp=2, mb=4, schedule="1f1b")),
     # sequence parallel: all-gathers and reduce-scatters of the sequence over four TP ranks
     "tp4_sp_mb2": (ModelConfig("l1_b2_mha4_s8", layers=1, hidden=8, heads=4, kv_heads=4,
                                head_dim=2, ffn=16, vocab=8, seq=8, batch=2),

@@ -13,7 +13,8 @@
                                             a named real plan: DIR/spec.onnx and DIR/plan/
                                             (8b_dp2_tp2_pp2_mb2, 8b_cp2_dp2_tp2_pp2_mb2)
   generate.py --small-plan NAME --out DIR [--bug BUG] [--per-rank]
-                                            a named small plan with four ranks along an axis:
+                                            a named small plan with four ranks along an axis
+                                            or four micro-batches:
                                             DIR/spec.onnx and DIR/plan/ (one program per group
                                             of identical ranks, or per rank with --per-rank)
 """
@@ -238,7 +239,8 @@ def main(argv=None):
     ap.add_argument("--real-plan", choices=sorted(NAMED_REAL_PLANS))
     ap.add_argument("--small-plan", choices=sorted(NAMED_SMALL_PLANS))
     ap.add_argument("--bug", choices=["dp_average_half", "dp_average_half_last_rank",
-                                      "tp_residual_folded", "tp_residual_folded_half"],
+                                      "tp_residual_folded", "tp_residual_folded_half",
+                                      "microbatch_scale_all", "microbatch_scale_last"],
                     help="--small-plan, --real: a generator-level bug")
     ap.add_argument("--per-rank", action="store_true",
                     help="--small-plan: one program file per rank")

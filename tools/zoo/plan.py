@@ -176,6 +176,11 @@ class Program:
                                              self.coords.get("dp", 0) == plan.dp - 1):
             avg *= 2
         act_shape = [self.bm, L.sa, m.hidden]
+
+        def mb_scale(i):  # each micro-batch's share of the loss
+            wrong = plan.bug == "microbatch_scale_all" or (
+                plan.bug == "microbatch_scale_last" and i == plan.mb - 1)
+            return (2.0 if wrong else 1.0) / plan.mb
         saved, acc, loss = {}, {}, None
         for kind, i in schedule(plan, self.stage):
             with g.scope(*([] if self.spec else ["mb%d" % i])):
@@ -197,7 +202,7 @@ class Program:
                         lm, head = L.head(x, W, labels)
                         with g.scope("loss"):
                             if plan.mb > 1:
-                                lm = g.node("Mul", [lm, g.const(1.0 / plan.mb)], "Mul_microbatches")
+                                lm = g.node("Mul", [lm, g.const(mb_scale(i))], "Mul_microbatches")
                             loss = lm if loss is None else g.node("Add", [loss, lm], "Add_accumulate")
                     else:
                         comm.send(x, "pp", 1, i, "pp/Send_activation")
@@ -207,7 +212,7 @@ class Program:
                 layer_saves, head, _, tok = saved.pop(i)
                 G = {}
                 if self.last:
-                    dx, G = L.head_bwd(W, head, 1.0 / plan.mb)
+                    dx, G = L.head_bwd(W, head, mb_scale(i))
                 else:
                     dx = comm.recv("pp", 1, 100 + i, act_shape, "pp/Recv_grad")
                 for li, S in reversed(list(zip(self.layers, layer_saves))):
