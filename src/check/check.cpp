@@ -43,8 +43,12 @@ std::string verdict_name(Verdict v) {
 namespace {
 
 using prove::Env;
-// Per program, the outputs of the sums over the micro-batches kept (reduce/micro_batches.h).
-using Totals = std::vector<std::vector<std::string>>;
+// Per program, the outputs of the sums over the micro-batches kept (reduce/micro_batches.h),
+// and how many bodies each adds.
+struct Totals {
+  std::vector<std::vector<std::string>> outputs;
+  size_t bodies = 0;
+};
 
 // Largest polynomial an expansion of definitions may build before giving up (UNKNOWN).
 constexpr size_t kExpansionBudget = 200'000;
@@ -243,7 +247,8 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
                                                                     res.reduction.fewer_rank_axes)
                                         : std::nullopt)
     throw prove::CountedReplicas{*where};
-  if (auto where = options.count_guard ? prove::counted_micro_batch_sum(ctx, plan, envs, totals)
+  if (auto where = options.count_guard ? prove::counted_micro_batch_sum(
+                                              ctx, plan, envs, totals.outputs, totals.bodies)
                                         : std::nullopt)
     throw prove::CountedReplicas{*where, true};
 
@@ -392,7 +397,7 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
     cut->plan = plan = std::move(c->plan);
     cut->micro_batch_pieces = std::move(c->piece_dims);
     linked = std::move(c->linked);
-    totals = std::move(c->totals);
+    totals = Totals{std::move(c->totals), size_t(fewer.micro_batch_count)};
   }
   const Instance got =
       reduce_or_refuse(res, options, spec, cut ? *cut : fewer, plan, linked, bound, keep);
@@ -422,7 +427,6 @@ void choose_micro_batches(reduce::FewerRanks& first, const prove::LinkedPlan* li
     first.kept.push_back("micro-batches keep their full count: " + keep.at(reduce::kMicroBatches));
     return;
   }
-  if (keep.count("")) return;
   const reduce::MicroBatches mb = reduce::find_micro_batches(
       first.plan, first.axes.empty() && linked ? *linked : prove::link_plan(first.plan));
   if (!mb.why_not.empty()) first.kept.push_back("micro-batches keep their full count: " + mb.why_not);

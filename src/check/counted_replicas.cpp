@@ -84,7 +84,7 @@ std::optional<std::string> counted_replica_sum(solver::Context& ctx, const front
 
 std::optional<std::string> counted_micro_batch_sum(
     solver::Context& ctx, const frontend::Plan& plan, const std::vector<Env>& envs,
-    const std::vector<std::vector<std::string>>& totals) {
+    const std::vector<std::vector<std::string>>& totals, size_t bodies) {
   for (int64_t r = 0; r < plan.world_size; ++r) {
     const size_t p = plan.rank_program[size_t(r)];
     if (p >= totals.size() || totals[p].empty()) continue;
@@ -95,8 +95,8 @@ std::optional<std::string> counted_micro_batch_sum(
           std::find(totals[p].begin(), totals[p].end(), n.outputs[0]) == totals[p].end())
         continue;
       std::vector<const ir::Tensor*> ins;
-      for (const auto& in : n.inputs) {
-        auto it = envs[size_t(r)].values.find(in);
+      for (size_t k = 0; k < bodies && k < n.inputs.size(); ++k) {
+        auto it = envs[size_t(r)].values.find(n.inputs[k]);
         if (it == envs[size_t(r)].values.end()) return std::nullopt;  // not run: nothing proven
         ins.push_back(&it->second);
       }

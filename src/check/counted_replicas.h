@@ -32,9 +32,10 @@ std::optional<std::string> counted_replica_sum(solver::Context& ctx, const front
                                                const std::vector<std::string>& axes);
 
 // The same for the sums of one value per micro-batch that a plan with fewer micro-batches
-// holds (reduce/micro_batches.h): `totals[p]` names the outputs of program p's sums.
+// holds (reduce/micro_batches.h): `totals[p]` names the outputs of program p's sums, whose
+// first `bodies` inputs are the bodies' values (a shared value the chain starts from follows).
 std::optional<std::string> counted_micro_batch_sum(
     solver::Context& ctx, const frontend::Plan& plan, const std::vector<Env>& envs,
-    const std::vector<std::vector<std::string>>& totals);
+    const std::vector<std::vector<std::string>>& totals, size_t bodies);
 
 }  // namespace onnx_tv::prove

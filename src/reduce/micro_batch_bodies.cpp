@@ -143,6 +143,21 @@ bool same_initializer(const ir::Graph& g, const std::string& x, const std::strin
          a->second.reals == b->second.reals && a->second.ints == b->second.ints;
 }
 
+// The types and shapes a graph declares (graph outputs and value_info), as text per value: the
+// bodies left out are not run, so their declarations are compared with body 0's instead.
+std::unordered_map<std::string, std::string> declarations(const ir::Graph& g) {
+  auto text = [](const ir::ValueInfo& vi) {
+    std::string out = std::to_string(int(vi.dtype)) + ":";
+    if (!vi.shape) return out + "?";
+    for (const auto& d : *vi.shape) out += (d.size ? std::to_string(*d.size) : d.symbol) + ",";
+    return out;
+  };
+  std::unordered_map<std::string, std::string> out;
+  for (const auto& [name, vi] : g.value_info) out[name] += text(vi);
+  for (const auto& vi : g.outputs) out[vi.name] += "|" + text(vi);
+  return out;
+}
+
 // One rank's program, coloured: what the checks below read.
 struct Coloured {
   const ir::Graph* g = nullptr;
@@ -158,6 +173,41 @@ const Colour& colour_of(const Coloured& c, const std::string& v) {
   return it == c.colour.end() ? none : it->second;
 }
 
+// A node that depends on no micro-batch but serves only one (a Constant, a reshape target
+// computed per body) belongs to that body: bodies that write their constants once each still
+// match node for node. Nodes in `whole` (comm ops, the starts of chains) and graph outputs
+// serve every micro-batch.
+void assign_served(const ir::Graph& g, std::vector<Colour>& colour, const std::vector<bool>& whole,
+                   int64_t n) {
+  std::unordered_map<std::string, std::vector<size_t>> consumers;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& in : g.nodes[i].inputs)
+      if (!in.empty()) consumers[in].push_back(i);
+  std::unordered_map<std::string, bool> graph_output;
+  for (const auto& vi : g.outputs) graph_output[vi.name] = true;
+  Colour all;
+  for (int64_t k = 0; k < n; ++k) add_to(all, one_colour(k));
+  std::vector<Colour> served(g.nodes.size());
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    if (whole[i] || frontend::is_comm_op(g.nodes[i])) {
+      served[i] = all;
+      continue;
+    }
+    if (popcount(colour[i])) continue;
+    bool shared = false;
+    for (const auto& o : g.nodes[i].outputs) {
+      if (o.empty()) continue;
+      auto it = consumers.find(o);
+      shared = shared || graph_output.count(o) || it == consumers.end();
+      if (it == consumers.end()) continue;
+      for (size_t u : it->second)
+        add_to(served[i], whole[u] ? all : popcount(colour[u]) ? colour[u] : served[u]);
+    }
+    if (shared) served[i] = all;
+    if (popcount(served[i]) == 1) colour[i] = served[i];
+  }
+}
+
 // The bodies of one rank's program, or why they cannot be cut (NoBodies).
 ProgramBodies bodies_of(const Coloured& c, int64_t n) {
   const ir::Graph& g = *c.g;
@@ -167,15 +217,55 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
     return a;
   }();
   auto here = [&](size_t i) { return c.label + ": " + g.nodes[i].describe(i); };
-  std::unordered_map<std::string, size_t> producer, uses;
+  std::vector<Colour> colour = c.node_colour;  // with the nodes each body alone serves
+  std::unordered_map<std::string, size_t> producer, uses, user;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     for (const auto& o : g.nodes[i].outputs)
       if (!o.empty()) producer[o] = i;
     for (const auto& in : g.nodes[i].inputs)
-      if (!in.empty()) ++uses[in];
+      if (!in.empty()) {
+        ++uses[in];
+        user[in] = i;
+      }
   }
   std::map<std::string, bool> graph_output;
   for (const auto& vi : g.outputs) graph_output[vi.name] = true;
+  auto is_sum = [&](size_t i) {
+    return g.nodes[i].domain.empty() && (g.nodes[i].op_type == "Add" || g.nodes[i].op_type == "Sum");
+  };
+  // The node reading `v`, when one node alone does and v is not a graph output.
+  auto only_user = [&](const std::string& v) -> std::optional<size_t> {
+    auto u = uses.find(v);
+    if (u == uses.end() || u->second != 1 || graph_output.count(v)) return std::nullopt;
+    return user.at(v);
+  };
+
+  // An accumulation may start from a value no micro-batch computes (a gradient buffer, zeros):
+  // its first Add, buffer + g_k, is then a node of body k alone. Such a node starts its chain
+  // when only the next sum reads it and no other node of the chain is one like it; it is then
+  // a partial sum, and the buffer is added once, as in the full program. (Where every body
+  // adds a shared value before the chain, there is one such node per body: they stay the
+  // bodies' own, and the bodies compare as usual.)
+  std::vector<bool> start(g.nodes.size(), false);
+  std::map<size_t, std::vector<size_t>> starts_of;  // total -> the starts of its chain
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Colour& col = colour[i];
+    if (popcount(col) != 1 || !is_sum(i) || g.nodes[i].outputs.size() != 1) continue;
+    bool shared = false, own = true;
+    for (const auto& in : g.nodes[i].inputs) {
+      const Colour& ic = colour_of(c, in);
+      shared = shared || (!in.empty() && popcount(ic) == 0);
+      own = own && !in.empty() && (popcount(ic) == 0 || ic == col);
+    }
+    if (!shared || !own) continue;
+    std::optional<size_t> t = only_user(g.nodes[i].outputs[0]);
+    while (t && is_sum(*t) && popcount(colour[*t]) > 1 && popcount(colour[*t]) < n)
+      t = only_user(g.nodes[*t].outputs[0]);
+    if (t && is_sum(*t) && popcount(colour[*t]) == n) starts_of[*t].push_back(i);
+  }
+  for (const auto& [t, firsts] : starts_of)
+    if (firsts.size() == 1) start[firsts[0]] = true;
+  assign_served(g, colour, start, n);
 
   ProgramBodies out;
   out.bodies.resize(size_t(n));
@@ -183,15 +273,19 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
   std::vector<bool> partial_sum(g.nodes.size(), false);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const ir::Node& node = g.nodes[i];
-    const Colour& col = c.node_colour[i];
+    const Colour& col = colour[i];
     const int64_t count = popcount(col);
+    if (start[i]) {
+      partial_sum[i] = true;
+      continue;
+    }
     if (count == 1) {
       out.bodies[size_t(single(col))].push_back(i);
       continue;
     }
     if (count == 0) continue;
     // A node of several micro-batches: a sum of disjoint ones, or one that sees only totals.
-    bool sums = node.domain.empty() && (node.op_type == "Add" || node.op_type == "Sum");
+    bool sums = is_sum(i);
     Colour seen;
     for (const auto& in : node.inputs) {
       const Colour& ic = colour_of(c, in);
@@ -212,31 +306,37 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (!partial_sum[i]) continue;
     const std::string& o = g.nodes[i].outputs[0];
-    if (popcount(c.node_colour[i]) != n) {
+    if (popcount(colour[i]) != n) {
       auto u = uses.find(o);
       if (graph_output.count(o) || u == uses.end() || u->second != 1)
         throw NoBodies{here(i) + " adds some micro-batches and is used elsewhere than in the next sum"};
       out.partial_sums.push_back(i);
       continue;
     }
-    std::vector<std::string> leaf(static_cast<size_t>(n));
+    Total total{i, std::vector<std::string>(static_cast<size_t>(n)), {}};
     std::vector<size_t> stack{i};
     while (!stack.empty()) {
       const size_t s = stack.back();
       stack.pop_back();
       for (const auto& in : g.nodes[s].inputs) {
-        const Colour& ic = colour_of(c, in);
-        if (popcount(ic) == 1) {
-          leaf[size_t(single(ic))] = in;
+        auto p = producer.find(in);
+        if (p != producer.end() && partial_sum[p->second]) {
+          stack.push_back(p->second);
           continue;
         }
-        auto p = producer.find(in);
-        if (p == producer.end() || !partial_sum[p->second] || p->second == i)
+        const Colour& ic = colour_of(c, in);
+        if (popcount(ic) == 1) {
+          total.leaves[size_t(single(ic))] = in;
+        } else if (popcount(ic) == 0 && start[s]) {
+          total.shared.push_back(in);
+        } else {
           throw NoBodies{here(s) + " adds a value of several micro-batches that no sum made"};
-        stack.push_back(p->second);
+        }
       }
     }
-    out.totals.emplace_back(i, std::move(leaf));
+    for (const auto& leaf : total.leaves)
+      if (leaf.empty()) throw NoBodies{here(i) + " adds no value of some micro-batch"};
+    out.totals.push_back(std::move(total));
   }
   for (const auto& [o, is_out] : graph_output) {
     const Colour& oc = colour_of(c, o);
@@ -260,7 +360,7 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
   for (const auto& [v, p] : c.pieces) piece_value[{p.family, p.k}] = v;
   auto renamed = [&](const std::string& v0, int64_t k) -> std::string {
     auto p = producer.find(v0);
-    if (p != producer.end() && popcount(c.node_colour[p->second]) == 1) {
+    if (p != producer.end() && popcount(colour[p->second]) == 1) {
       const ir::Node& mine = g.nodes[out.bodies[size_t(k)][position.at(p->second)]];
       const auto& outs = g.nodes[p->second].outputs;
       const size_t slot = size_t(std::find(outs.begin(), outs.end(), v0) - outs.begin());
@@ -272,6 +372,11 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
       return q == piece_value.end() ? "" : q->second;
     }
     return v0;  // shared: the same value in every body
+  };
+  const auto decl = declarations(g);
+  auto declared_as = [&](const std::string& v) {
+    auto it = decl.find(v);
+    return it == decl.end() ? std::string() : it->second;
   };
   for (int64_t k = 1; k < n; ++k) {
     if (out.bodies[size_t(k)].size() != out.bodies[0].size())
@@ -290,8 +395,10 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
                                    : renamed(a.inputs[s], k) == b.inputs[s] ||
                                          same_initializer(g, a.inputs[s], b.inputs[s]);
       for (size_t s = 0; same && s < a.outputs.size(); ++s) {
+        same = a.outputs[s].empty() == b.outputs[s].empty() &&
+               declared_as(a.outputs[s]) == declared_as(b.outputs[s]);
         const bool bound_a = c.pieces.count(a.outputs[s]) > 0, bound_b = c.pieces.count(b.outputs[s]) > 0;
-        same = bound_a == bound_b && graph_output.count(a.outputs[s]) == graph_output.count(b.outputs[s]) &&
+        same = same && bound_a == bound_b && graph_output.count(a.outputs[s]) == graph_output.count(b.outputs[s]) &&
                (!bound_a || renamed(a.outputs[s], k) == b.outputs[s]);
       }
       if (!same)
@@ -299,11 +406,11 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
             a.describe(out.bodies[0][j]) + " of micro-batch 0"};
     }
   }
-  for (const auto& [i, leaf] : out.totals)
+  for (const auto& t : out.totals)
     for (int64_t k = 1; k < n; ++k)
-      if (leaf[size_t(k)] != renamed(leaf[0], k))
-        throw NoBodies{here(i) + " adds '" + leaf[size_t(k)] + "' for micro-batch " + std::to_string(k) +
-            " where micro-batch 0 adds '" + leaf[0] + "'"};
+      if (t.leaves[size_t(k)] != renamed(t.leaves[0], k))
+        throw NoBodies{here(t.node) + " adds '" + t.leaves[size_t(k)] + "' for micro-batch " +
+                       std::to_string(k) + " where micro-batch 0 adds '" + t.leaves[0] + "'"};
   return out;
 }
 
@@ -351,39 +458,6 @@ MicroBatches find_micro_batches(const frontend::Plan& plan, const prove::LinkedP
         add_to(c, inputs_colour(size_t(m.rank), cs[size_t(m.rank)].g->nodes[m.node_index]));
     }
     for (const auto& m : step.members) set_outputs(size_t(m.rank), m.node_index, c);
-  }
-  // A node that depends on no micro-batch but serves only one (a Constant, a reshape target
-  // computed per body) belongs to that body: bodies that write their constants once each
-  // still match node for node.
-  for (size_t r = 0; r < ranks; ++r) {
-    const ir::Graph& g = *cs[r].g;
-    std::unordered_map<std::string, std::vector<size_t>> consumers;
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      for (const auto& in : g.nodes[i].inputs)
-        if (!in.empty()) consumers[in].push_back(i);
-    std::unordered_map<std::string, bool> graph_output;
-    for (const auto& vi : g.outputs) graph_output[vi.name] = true;
-    Colour all;  // what a node kept whole serves (a graph output, a comm op)
-    for (int64_t k = 0; k < mb.count; ++k) add_to(all, one_colour(k));
-    std::vector<Colour> served(g.nodes.size());
-    for (size_t i = g.nodes.size(); i-- > 0;) {
-      if (popcount(cs[r].node_colour[i])) continue;
-      if (frontend::is_comm_op(g.nodes[i])) {
-        served[i] = all;
-        continue;
-      }
-      bool shared = false;
-      for (const auto& o : g.nodes[i].outputs) {
-        if (o.empty()) continue;
-        auto it = consumers.find(o);
-        shared = shared || graph_output.count(o) || it == consumers.end();
-        if (it == consumers.end()) continue;
-        for (size_t u : it->second)
-          add_to(served[i], popcount(cs[r].node_colour[u]) ? cs[r].node_colour[u] : served[u]);
-      }
-      if (shared) served[i] = all;
-      if (popcount(served[i]) == 1) cs[r].node_colour[i] = served[i];
-    }
   }
   mb.programs.assign(plan.programs.size(), std::nullopt);
   try {

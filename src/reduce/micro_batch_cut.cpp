@@ -48,8 +48,8 @@ std::optional<MicroBatchCut> cut_micro_batches(const frontend::Plan& plan,
     for (int64_t k = keep; k < mb.count; ++k)
       for (size_t i : b.bodies[size_t(k)]) dropped[i] = true;
     for (size_t i : b.partial_sums) dropped[i] = true;
-    std::vector<const std::vector<std::string>*> total_of(g.nodes.size(), nullptr);
-    for (const auto& [i, leaves] : b.totals) total_of[i] = &leaves;
+    std::vector<const Total*> total_of(g.nodes.size(), nullptr);
+    for (const auto& t : b.totals) total_of[t.node] = &t;
     auto gone = [&](const std::string& v) {
       auto it = b.piece_of.find(v);
       return it != b.piece_of.end() && it->second >= keep;
@@ -67,7 +67,8 @@ std::optional<MicroBatchCut> cut_micro_batches(const frontend::Plan& plan,
       sum.name = g.nodes[i].name;
       sum.op_type = "Sum";
       sum.opset = g.nodes[i].opset;
-      sum.inputs.assign(total_of[i]->begin(), total_of[i]->begin() + keep);
+      sum.inputs.assign(total_of[i]->leaves.begin(), total_of[i]->leaves.begin() + keep);
+      sum.inputs.insert(sum.inputs.end(), total_of[i]->shared.begin(), total_of[i]->shared.end());
       sum.outputs = {g.nodes[i].outputs[0]};
       cut->nodes.push_back(std::move(sum));
       out.totals[p].push_back(g.nodes[i].outputs[0]);

@@ -29,12 +29,20 @@ namespace onnx_tv::reduce {
 // The key of `keep` (choose again) under which micro-batches keep their full count.
 inline const std::string kMicroBatches = "(micro-batches)";
 
+// A sum of one value per body: the last node of its chain, the value each body adds, and the
+// values no body computes that the chain starts from (a gradient buffer), added once.
+struct Total {
+  size_t node = 0;
+  std::vector<std::string> leaves;
+  std::vector<std::string> shared;
+  bool operator==(const Total&) const = default;
+};
+
 // One program's bodies, as found on every rank that runs it.
 struct ProgramBodies {
   std::vector<std::vector<size_t>> bodies;  // node indices of body k, in file order
-  std::vector<size_t> partial_sums;         // Add/Sum nodes adding some bodies' values
-  // A sum of one value per body (the last node of the chain), with the value of each body.
-  std::vector<std::pair<size_t, std::vector<std::string>>> totals;
+  std::vector<size_t> partial_sums;         // the other Add/Sum nodes of the chains
+  std::vector<Total> totals;
   std::map<std::string, int64_t> piece_of;  // bound value -> its micro-batch
   bool operator==(const ProgramBodies&) const = default;
 };
@@ -51,7 +59,8 @@ struct MicroBatches {
 MicroBatches find_micro_batches(const frontend::Plan& plan, const prove::LinkedPlan& linked);
 
 // `plan` with `keep` bodies in every program: the other bodies, their bound values and their
-// bindings dropped, each total now the Sum of the values of the bodies kept. Its collectives
+// bindings dropped, each total now the Sum of the values of the bodies kept (first, in body
+// order) and of the shared values its chain started from. Its collectives
 // and Send/Recv are checked to pair as in `linked`; when they do not, nullopt.
 struct MicroBatchCut {
   frontend::Plan plan;

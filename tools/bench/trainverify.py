@@ -7,7 +7,8 @@
 For each size: generates the plan (tools/zoo/generate.py --real SIZE: the spec and one program
 per pipeline stage, graph only), runs `onnx-tv check` on it, and prints the verdict, wall time,
 peak memory (from /usr/bin/time), the ranks of the plan and the ranks proven (fewer ranks along
-interchangeable mesh axes, docs/shape-reduction.md), the nodes run, and TrainVerify's time for
+interchangeable mesh axes and fewer micro-batches, docs/shape-reduction.md), the nodes run, the
+instances proven, and TrainVerify's time for
 the same configuration (SOSP 2025, table of end-to-end verification times, 32-core machine).
 """
 import argparse
@@ -58,6 +59,7 @@ def run_one(binary, size, timeout, keep, jobs):
                 "world": plan["world_size"], "proven": stats.get("ranks", 0),
                 "nodes": stats.get("spec_nodes", 0) + stats.get("rank_nodes", 0),
                 "fewer": j.get("reduction", {}).get("fewer_ranks", []),
+                "micro": j.get("reduction", {}).get("fewer_micro_batches", ""),
                 "message": j.get("message", "")}
 
 
@@ -83,6 +85,10 @@ def main():
             r["nodes"], tv), flush=True)
         for f in r["fewer"]:
             print("      fewer ranks: " + f)
+        if r["micro"]:
+            print("      fewer micro-batches: " + r["micro"])
+        instances = 2 ** (len(r["fewer"]) + (1 if r["micro"] else 0))
+        print("      instances proven (every combination of 2 and 3): %d" % instances)
         if r["message"]:
             print("      " + r["message"].splitlines()[0])
     print("TrainVerify: 32 cores; onnx-tv: --jobs %d on this machine (generation not timed)." % a.jobs)

@@ -191,8 +191,9 @@ def weight_decay(p, loss_in, grad_in, loss_out, grad_out, lam):
     ]
 
 
-def accumulating(lam_share):
-    """One program: MB micro-batch bodies, then one Sum per gradient and for the loss."""
+def accumulating(lam_share, from_zero=False):
+    """One program: MB micro-batch bodies, then one Sum per gradient and for the loss; with
+    from_zero, a chain of Adds that starts from a zero constant instead."""
     b = B // MB
     n, inputs = [], [f("w1", [D, D]), f("w2", [D, D])]
     bindings = [{"value": "w1", "spec": "w1"}, {"value": "w2", "spec": "w2"}]
@@ -226,17 +227,27 @@ def accumulating(lam_share):
         n += weight_decay(p, p + "data_loss", p + "dw2_data", p + "loss", p + "dw2", lam_share)
         inputs.append(f(p + "x", [b, D]))
         bindings.append({"value": p + "x", "spec": "x", "local_slice": [[k * b, (k + 1) * b], None]})
+    if from_zero:
+        n.append(const("zero", 0.0))
     for out in ("loss", "dw1", "dw2"):
-        n.append(helper.make_node("Sum", ["mb%d_%s" % (k, out) for k in range(MB)], [out],
-                                  name="/accumulate/Sum_" + out))
         bindings.append({"value": out, "spec": out})
+        if not from_zero:
+            n.append(helper.make_node("Sum", ["mb%d_%s" % (k, out) for k in range(MB)], [out],
+                                      name="/accumulate/Sum_" + out))
+            continue
+        acc = "zero"
+        for k in range(MB):
+            nxt = out if k == MB - 1 else "acc%d_%s" % (k, out)
+            n.append(helper.make_node("Add", [acc, "mb%d_%s" % (k, out)], [nxt],
+                                      name="/accumulate/%s/Add_mb%d" % (out, k)))
+            acc = nxt
     return mdl(n, "accumulate", inputs, [f("loss", []), f("dw1", [D, D]), f("dw2", [D, D])],
                bindings)
 
 
-def write_accumulating(folder, lam_share):
+def write_accumulating(folder, lam_share, from_zero=False):
     os.makedirs(folder, exist_ok=True)
-    onnx.save(accumulating(lam_share), os.path.join(folder, "rank0.onnx"))
+    onnx.save(accumulating(lam_share, from_zero), os.path.join(folder, "rank0.onnx"))
 
 
 def main(out):
@@ -245,12 +256,13 @@ def main(out):
     onnx.save(spec(), os.path.join(d, "spec.onnx"))
     write(os.path.join(d, "shards"), 1.0 / N)
     write(os.path.join(d, "shards_local_mean"), 1.0 / (N // DP))
-    # mlp_mb4: gradient accumulation; mlp_wd_mb4: with weight decay, each micro-batch adding
+    # mlp_mb4: gradient accumulation (shards_from_zero: into zeros); mlp_wd_mb4: with weight decay, each micro-batch adding
     # its share (lam / MB: right; lam / 2: right only for two micro-batches)
     d = os.path.join(out, "mlp_mb4")
     os.makedirs(d, exist_ok=True)
     onnx.save(spec_wd(0), os.path.join(d, "spec.onnx"))
     write_accumulating(os.path.join(d, "shards"), 0)
+    write_accumulating(os.path.join(d, "shards_from_zero"), 0, from_zero=True)
     d = os.path.join(out, "mlp_wd_mb4")
     lam = 0.25
     os.makedirs(d, exist_ok=True)
