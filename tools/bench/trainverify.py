@@ -8,11 +8,14 @@ For each size: generates the plan (tools/zoo/generate.py --real SIZE: the spec a
 per pipeline stage, graph only), runs `onnx-tv check` on it, and prints the verdict, wall time,
 peak memory (from /usr/bin/time), the ranks of the plan and the ranks proven (fewer ranks along
 interchangeable mesh axes and fewer micro-batches, docs/shape-reduction.md), the nodes run, the
-instances proven, and TrainVerify's time for
+instances proven, the rank-micro-batch units (one rank running one micro-batch) of the plan and
+those proven, and TrainVerify's time for
 the same configuration (SOSP 2025, table of end-to-end verification times, 32-core machine).
 """
 import argparse
+import itertools
 import json
+import re
 import os
 import subprocess
 import sys
@@ -27,6 +30,26 @@ PLANS = {
     "70b": ("dp16_tp8_pp4_mb32.spmd", 8532),
     "405b": ("dp64_tp8_pp16_mb16.spmd", 28786),
 }
+
+
+def units(plan, fewer, micro):
+    """Rank-micro-batch units (one rank running one micro-batch's body): in the full plan, and
+    proven over every instance of the grid (each shrunk mesh axis and the micro-batches at 2
+    and at 3) -- what stands here for TrainVerify's stages and distinct stages."""
+    mesh = dict(zip(plan["mesh"]["axes"], plan["mesh"]["shape"])) if "mesh" in plan else {}
+    shrunk = [re.match(r"mesh axis '([^']+)'", f).group(1) for f in fewer]
+    named = re.search(r"_mb(\d+)", plan.get("name", ""))  # the zoo's plan names say it
+    full_mb = int(micro.split()[0]) if micro else int(named.group(1)) if named else 1
+    full = plan["world_size"] * full_mb
+    proven = 0
+    keys = shrunk + (["mb"] if micro else [])
+    for counts in itertools.product((2, 3), repeat=len(keys)):
+        c = dict(zip(keys, counts))
+        ranks = 1
+        for axis, n in mesh.items():
+            ranks *= c.get(axis, n)
+        proven += ranks * c.get("mb", full_mb)
+    return full, proven
 
 
 def run_one(binary, size, timeout, keep, jobs):
@@ -51,6 +74,7 @@ def run_one(binary, size, timeout, keep, jobs):
         peak = int(lines[-1]) / 1024 if lines and lines[-1].isdigit() else 0
         j = json.load(open(report)) if os.path.exists(report) else {}
         plan = json.load(open(os.path.join(out, folder, "plan.json")))
+        plan["name"] = folder
         stats = j.get("stats", {})
         verdict = j.get("verdict", "exit %d" % p.returncode)
         if stats.get("staged"):
@@ -60,7 +84,9 @@ def run_one(binary, size, timeout, keep, jobs):
                 "nodes": stats.get("spec_nodes", 0) + stats.get("rank_nodes", 0),
                 "fewer": j.get("reduction", {}).get("fewer_ranks", []),
                 "micro": j.get("reduction", {}).get("fewer_micro_batches", ""),
-                "message": j.get("message", "")}
+                "message": j.get("message", ""),
+                "units": units(plan, j.get("reduction", {}).get("fewer_ranks", []),
+                               j.get("reduction", {}).get("fewer_micro_batches", ""))}
 
 
 def main():
@@ -88,7 +114,8 @@ def main():
         if r["micro"]:
             print("      fewer micro-batches: " + r["micro"])
         instances = 2 ** (len(r["fewer"]) + (1 if r["micro"] else 0))
-        print("      instances proven (every combination of 2 and 3): %d" % instances)
+        print("      instances proven (every combination of 2 and 3): %d; rank-micro-batch "
+              "units: %d in the plan, %d proven" % ((instances,) + r["units"]))
         if r["message"]:
             print("      " + r["message"].splitlines()[0])
     print("TrainVerify: 32 cores; onnx-tv: --jobs %d on this machine (generation not timed)." % a.jobs)
