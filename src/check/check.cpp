@@ -266,7 +266,7 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
   auto compare = [&](solver::Value a, solver::Value b) {
     // Definitions evaluate to their bodies, so a witness refutes cut forms as it refutes
     // expanded ones. Tried first: meeting a real difference runs to the budget.
-    if (search.find(a, b, 24, false)) return prove::Comparison::Refuted;
+    if (search.refutes(a, b, 24)) return prove::Comparison::Refuted;
     if (!undecided) {
       if (staged ? ctx.equal_unfolding(a, b, kStagedBudget) : expand_equal(ctx, a, b))
         return prove::Comparison::Same;
@@ -298,7 +298,7 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
     if (f.refuted) first_refuted = std::min(first_refuted, position(f));
   for (auto& f : failed)
     if (!f.refuted && position(f) < first_refuted)
-      f.refuted = search.find(f.spec_value, f.plan_value, 64, false).has_value();
+      f.refuted = search.refutes(f.spec_value, f.plan_value, 64);
   std::stable_sort(failed.begin(), failed.end(), [&](const auto& x, const auto& y) {
     return std::pair{!x.refuted, position(x)} < std::pair{!y.refuted, position(y)};
   });

@@ -140,13 +140,23 @@ solver::Evaluator& WitnessSearch::evaluator(int t) {
   return *ev;
 }
 
-std::optional<Witness> WitnessSearch::find(solver::Value a, solver::Value b, int tries,
-                                           bool shrink_it) {
+std::optional<int> WitnessSearch::first_difference(solver::Value a, solver::Value b, int tries) {
   size_t held = 0;
   for (const auto& ev : evaluators_) held += ev ? ev->memo_size() : 0;
   if (held > kMaxMemo) evaluators_.clear();
-  for (int t = 0; t < tries; ++t) {
-    if (!differs(evaluator(t), a, b)) continue;
+  for (int t = 0; t < tries; ++t)
+    if (differs(evaluator(t), a, b)) return t;
+  return std::nullopt;
+}
+
+bool WitnessSearch::refutes(solver::Value a, solver::Value b, int tries) {
+  return first_difference(a, b, tries).has_value();
+}
+
+std::optional<Witness> WitnessSearch::find(solver::Value a, solver::Value b, int tries,
+                                           bool shrink_it) {
+  if (const std::optional<int> found = first_difference(a, b, tries)) {
+    const int t = *found;
     std::vector<std::string> names = symbols_of(ctx_, a);
     for (const auto& s : symbols_of(ctx_, b)) names.push_back(s);
     std::sort(names.begin(), names.end());

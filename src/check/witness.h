@@ -38,12 +38,17 @@ class WitnessSearch {
   // `shrink`, as many inputs as possible are then set to 0 while the two still differ, so the
   // witness is readable.
   std::optional<Witness> find(solver::Value a, solver::Value b, int tries, bool shrink);
+  // Whether find would give a witness, without building it: the symbols of a deep value are
+  // every input of the layers below it, and listing them for each of many failing elements
+  // costs more than the search.
+  bool refutes(solver::Value a, solver::Value b, int tries);
 
   // The value symbol `name` takes at try t.
   solver::Rational value(int t, const std::string& name) const;
 
  private:
   solver::Evaluator& evaluator(int t);
+  std::optional<int> first_difference(solver::Value a, solver::Value b, int tries);
 
   const solver::Context& ctx_;
   uint64_t seed_;

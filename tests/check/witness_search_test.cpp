@@ -35,6 +35,20 @@ TEST(WitnessSearch, RefutesADifferenceAndNotAnEquality) {
   EXPECT_FALSE(search.find(c.cut(body), body, 64, false));
 }
 
+// refutes() answers as find() does, without the witness.
+TEST(WitnessSearch, RefutesAgreesWithFind) {
+  Context c;
+  auto x = symbols(c, 3);
+  WitnessSearch search(c, 3);
+  const Value a = c.mul(x[0], c.add(x[1], x[2]));
+  const Value b = c.add(c.mul(x[0], x[1]), c.mul(x[0], x[2]));
+  const Value d = c.mul(x[1], c.add(x[0], x[2]));
+  EXPECT_FALSE(search.refutes(a, b, 24));
+  EXPECT_FALSE(search.find(a, b, 24, false));
+  EXPECT_TRUE(search.refutes(a, d, 24));
+  EXPECT_TRUE(search.find(a, d, 24, false));
+}
+
 TEST(WitnessSearch, AWitnessDoesNotDependOnWhatWasComparedBefore) {
   Context c;
   auto x = symbols(c, 3);
