@@ -1,6 +1,7 @@
 #include "check/check.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <iterator>
 #include <exception>
@@ -9,8 +10,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
+#include <tbb/task_group.h>
 
 #include "check/bindings.h"
 #include "check/counted_replicas.h"
@@ -349,22 +350,32 @@ void prove_all(CheckResult& res, const CheckOptions& options, const ir::Graph& s
   }
 }
 
-// Runs one(k, options) for k < n on `options.jobs` threads. Progress is reported as instances
-// done, from one thread at a time; each instance's own phases are not (they interleave).
+// Runs one(k, options) for k < n on `options.jobs` threads, started in order of k; one()
+// returns whether instance k decides the check, and instances after the first that decides
+// are not started (those before it still run: the first in order decides). Progress is
+// reported as instances done, from one thread at a time; each instance's own phases are not
+// (they interleave).
 void prove_in_parallel(size_t n, const CheckOptions& options,
-                       const std::function<void(size_t, const CheckOptions&)>& one) {
+                       const std::function<bool(size_t, const CheckOptions&)>& one) {
   CheckOptions quiet = options;
   quiet.on_progress = nullptr;
   std::mutex lock;
   size_t done = 0;
+  std::atomic<size_t> next{0}, decided{n};
   report(options, "instances", 0, int64_t(n));
+  auto worker = [&] {
+    for (size_t k; (k = next++) < n && k < decided.load();) {
+      const bool decides = one(k, quiet);
+      std::lock_guard<std::mutex> hold(lock);
+      if (decides) decided = std::min(decided.load(), k);
+      report(options, "instances", int64_t(++done), int64_t(n));
+    }
+  };
   tbb::task_arena arena(int(options.jobs));
   arena.execute([&] {
-    tbb::parallel_for(size_t(0), n, [&](size_t k) {
-      one(k, quiet);
-      std::lock_guard<std::mutex> hold(lock);
-      report(options, "instances", int64_t(++done), int64_t(n));
-    });
+    tbb::task_group group;
+    for (int j = 0; j < options.jobs; ++j) group.run(worker);
+    group.wait();
   });
 }
 
@@ -456,7 +467,7 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
   std::vector<Tried> tried(grid.size(), Tried::Done);
   // An instance's error is raised only where grid order reaches it, as in a sequential run.
   std::vector<std::exception_ptr> errors(grid.size());
-  auto one = [&](size_t k, const CheckOptions& o) {
+  auto one = [&](size_t k, const CheckOptions& o) {  // whether instance k decides
     try {
       const reduce::FewerRanks fewer =
           k == 0 ? first : reduce::with_counts(full.plan, first, grid[k]);
@@ -464,6 +475,7 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
     } catch (...) {
       errors[k] = std::current_exception();
     }
+    return errors[k] || tried[k] == Tried::Again || results[k].verdict != Verdict::Equivalent;
   };
   if (options.jobs > 1 && grid.size() > 1) {
     prove_in_parallel(grid.size(), options, one);
@@ -476,8 +488,7 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
                                            std::to_string(grid.size()) + ": " + p.phase,
                                        p.done, p.total});
         };
-      one(k, labelled);
-      if (errors[k] || tried[k] == Tried::Again || results[k].verdict != Verdict::Equivalent) {
+      if (one(k, labelled)) {
         results.resize(k + 1);
         break;
       }
