@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <set>
 
+#include "common/errors.h"
+
 namespace onnx_tv::prove {
 
 namespace {
@@ -97,7 +99,8 @@ std::optional<std::string> counted_micro_batch_sum(
       std::vector<const ir::Tensor*> ins;
       for (size_t k = 0; k < bodies && k < n.inputs.size(); ++k) {
         auto it = envs[size_t(r)].values.find(n.inputs[k]);
-        if (it == envs[size_t(r)].values.end()) return std::nullopt;  // not run: nothing proven
+        if (it == envs[size_t(r)].values.end())  // every node runs: a bug in onnx-tv
+          ONNX_TV_ASSERT(false, g.file + ": " + n.describe(i) + " was not run");
         ins.push_back(&it->second);
       }
       if (auto e = common_term(ctx, ins))

@@ -136,6 +136,7 @@ bool same_attributes(const ir::Node& a, const ir::Node& b) {
 }
 
 // Two initializers of equal content: an exporter may write a body's constants once per body.
+// (Only for initializers no binding names: a bound one is an input, whatever it stores.)
 bool same_initializer(const ir::Graph& g, const std::string& x, const std::string& y) {
   auto a = g.initializers.find(x), b = g.initializers.find(y);
   return a != g.initializers.end() && b != g.initializers.end() &&
@@ -143,7 +144,7 @@ bool same_initializer(const ir::Graph& g, const std::string& x, const std::strin
          a->second.reals == b->second.reals && a->second.ints == b->second.ints;
 }
 
-// The types and shapes a graph declares (graph outputs and value_info), as text per value: the
+// The types and shapes a graph declares (graph inputs and outputs, value_info), as text per value: the
 // bodies left out are not run, so their declarations are compared with body 0's instead.
 std::unordered_map<std::string, std::string> declarations(const ir::Graph& g) {
   auto text = [](const ir::ValueInfo& vi) {
@@ -155,6 +156,24 @@ std::unordered_map<std::string, std::string> declarations(const ir::Graph& g) {
   std::unordered_map<std::string, std::string> out;
   for (const auto& [name, vi] : g.value_info) out[name] += text(vi);
   for (const auto& vi : g.outputs) out[vi.name] += "|" + text(vi);
+  for (const auto& vi : g.inputs) out[vi.name] += "<" + text(vi);
+  return out;
+}
+
+// The one type and shape declared for a value, "" when none is; where the graph declares it
+// twice (value_info and a graph output) and differently, something no shape satisfies.
+std::string shape_declared(const ir::Graph& g, const std::string& v) {
+  std::string out;
+  auto add = [&](const ir::ValueInfo& vi) {
+    std::string t = std::to_string(int(vi.dtype)) + ":";
+    if (!vi.shape) t += "?";
+    else
+      for (const auto& d : *vi.shape) t += (d.size ? std::to_string(*d.size) : d.symbol) + ",";
+    out = out.empty() || out == t ? t : "(contradictory)";
+  };
+  if (auto it = g.value_info.find(v); it != g.value_info.end()) add(it->second);
+  for (const auto& vi : g.outputs)
+    if (vi.name == v) add(vi);
   return out;
 }
 
@@ -165,6 +184,7 @@ struct Coloured {
   std::unordered_map<std::string, Colour> colour;  // value -> colour
   std::vector<Colour> node_colour;
   std::map<std::string, Piece> pieces;
+  std::map<std::string, int> bindings;  // value -> how many bindings of this rank name it
 };
 
 const Colour& colour_of(const Coloured& c, const std::string& v) {
@@ -230,6 +250,11 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
   }
   std::map<std::string, bool> graph_output;
   for (const auto& vi : g.outputs) graph_output[vi.name] = true;
+  const auto decl = declarations(g);
+  auto declared_as = [&](const std::string& v) {
+    auto it = decl.find(v);
+    return it == decl.end() ? std::string() : it->second;
+  };
   auto is_sum = [&](size_t i) {
     return g.nodes[i].domain.empty() && (g.nodes[i].op_type == "Add" || g.nodes[i].op_type == "Sum");
   };
@@ -251,13 +276,16 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Colour& col = colour[i];
     if (popcount(col) != 1 || !is_sum(i) || g.nodes[i].outputs.size() != 1) continue;
-    bool shared = false, own = true;
+    int shared = 0, own = 0;  // inputs of no micro-batch, and of this node's
+    bool other = false;
     for (const auto& in : g.nodes[i].inputs) {
       const Colour& ic = colour_of(c, in);
-      shared = shared || (!in.empty() && popcount(ic) == 0);
-      own = own && !in.empty() && (popcount(ic) == 0 || ic == col);
+      if (in.empty()) other = true;
+      else if (popcount(ic) == 0) ++shared;
+      else if (ic == col) ++own;
+      else other = true;
     }
-    if (!shared || !own) continue;
+    if (!shared || own != 1 || other) continue;
     std::optional<size_t> t = only_user(g.nodes[i].outputs[0]);
     while (t && is_sum(*t) && popcount(colour[*t]) > 1 && popcount(colour[*t]) < n)
       t = only_user(g.nodes[*t].outputs[0]);
@@ -313,11 +341,23 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
       out.partial_sums.push_back(i);
       continue;
     }
-    Total total{i, std::vector<std::string>(static_cast<size_t>(n)), {}};
+    Total total{i, std::vector<std::string>(static_cast<size_t>(n)), {}, ""};
+    std::string declared = shape_declared(g, g.nodes[i].outputs[0]);
     std::vector<size_t> stack{i};
     while (!stack.empty()) {
       const size_t s = stack.back();
       stack.pop_back();
+      // The cut program does not compute the partial sums: what they declare must be what
+      // the total is (and is then declared for it).
+      const std::string& mine = g.nodes[s].outputs[0];
+      if (s != i && !shape_declared(g, mine).empty()) {
+        if (declared.empty()) {
+          declared = shape_declared(g, mine);
+          total.declared_from = mine;
+        } else if (shape_declared(g, mine) != declared) {
+          throw NoBodies{here(s) + " declares its sum other than " + here(i)};
+        }
+      }
       for (const auto& in : g.nodes[s].inputs) {
         auto p = producer.find(in);
         if (p != producer.end() && partial_sum[p->second]) {
@@ -326,7 +366,11 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
         }
         const Colour& ic = colour_of(c, in);
         if (popcount(ic) == 1) {
-          total.leaves[size_t(single(ic))] = in;
+          std::string& leaf = total.leaves[size_t(single(ic))];
+          if (!leaf.empty())
+            throw NoBodies{here(s) + " adds a second value of micro-batch " +
+                           std::to_string(single(ic))};
+          leaf = in;
         } else if (popcount(ic) == 0 && start[s]) {
           total.shared.push_back(in);
         } else {
@@ -373,11 +417,6 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
     }
     return v0;  // shared: the same value in every body
   };
-  const auto decl = declarations(g);
-  auto declared_as = [&](const std::string& v) {
-    auto it = decl.find(v);
-    return it == decl.end() ? std::string() : it->second;
-  };
   for (int64_t k = 1; k < n; ++k) {
     if (out.bodies[size_t(k)].size() != out.bodies[0].size())
       throw NoBodies{c.label + ": micro-batch " + std::to_string(k) + " runs " +
@@ -393,18 +432,29 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
       for (size_t s = 0; same && s < a.inputs.size(); ++s)
         same = a.inputs[s].empty() ? b.inputs[s].empty()
                                    : renamed(a.inputs[s], k) == b.inputs[s] ||
-                                         same_initializer(g, a.inputs[s], b.inputs[s]);
+                                         (!c.bindings.count(a.inputs[s]) &&
+                                          !c.bindings.count(b.inputs[s]) &&
+                                          same_initializer(g, a.inputs[s], b.inputs[s]));
       for (size_t s = 0; same && s < a.outputs.size(); ++s) {
         same = a.outputs[s].empty() == b.outputs[s].empty() &&
                declared_as(a.outputs[s]) == declared_as(b.outputs[s]);
-        const bool bound_a = c.pieces.count(a.outputs[s]) > 0, bound_b = c.pieces.count(b.outputs[s]) > 0;
-        same = same && bound_a == bound_b && graph_output.count(a.outputs[s]) == graph_output.count(b.outputs[s]) &&
-               (!bound_a || renamed(a.outputs[s], k) == b.outputs[s]);
+        const auto pa = c.pieces.find(a.outputs[s]), pb = c.pieces.find(b.outputs[s]);
+        const bool bound_a = pa != c.pieces.end(), bound_b = pb != c.pieces.end();
+        same = same && bound_a == bound_b &&
+               graph_output.count(a.outputs[s]) == graph_output.count(b.outputs[s]) &&
+               (!bound_a || (pa->second.family == pb->second.family && pa->second.k == 0 &&
+                             pb->second.k == k));
       }
       if (!same)
         throw NoBodies{here(bi) + " of micro-batch " + std::to_string(k) + " differs from " +
             a.describe(out.bodies[0][j]) + " of micro-batch 0"};
     }
+  }
+  // The pieces left out are not bound: each declares what piece 0 of its family declares.
+  for (const auto& [v, p] : c.pieces) {
+    auto first = piece_value.find({p.family, 0});
+    if (first != piece_value.end() && declared_as(v) != declared_as(first->second))
+      throw NoBodies{c.label + ": '" + v + "' is declared other than '" + first->second + "'"};
   }
   for (const auto& t : out.totals)
     for (int64_t k = 1; k < n; ++k)
@@ -430,10 +480,25 @@ MicroBatches find_micro_batches(const frontend::Plan& plan, const prove::LinkedP
     }
   }
   if (mb.count == 0) return mb;
+  for (const auto& b : plan.bindings) ++cs[size_t(b.rank)].bindings[b.value];
   for (size_t r = 0; r < ranks; ++r) {
     cs[r].node_colour.resize(cs[r].g->nodes.size());
+    std::unordered_map<std::string, bool> produced;
+    for (const auto& node : cs[r].g->nodes)
+      for (const auto& o : node.outputs) produced[o] = true;
     for (const auto& [v, p] : cs[r].pieces) {
-      cs[r].colour[v] = one_colour(p.k);
+      // A bound piece is cut with its body, and so is every binding naming it: it may have
+      // no other.
+      if (cs[r].bindings[v] != 1) {
+        mb.why_not = cs[r].label + ": '" + v + "' is bound to micro-batch " + std::to_string(p.k) +
+                     " and to something else";
+        mb.count = 0;
+        mb.piece_dims.clear();
+        return mb;
+      }
+      // Only inputs are coloured by their binding; a bound output takes the colour of what
+      // computes it, and must turn out to be its micro-batch's.
+      if (!produced.count(v)) cs[r].colour[v] = one_colour(p.k);
       mb.piece_dims[{int64_t(r), v}] = p.dim;
     }
   }

@@ -70,14 +70,22 @@ std::optional<MicroBatchCut> cut_micro_batches(const frontend::Plan& plan,
       sum.inputs.assign(total_of[i]->leaves.begin(), total_of[i]->leaves.begin() + keep);
       sum.inputs.insert(sum.inputs.end(), total_of[i]->shared.begin(), total_of[i]->shared.end());
       sum.outputs = {g.nodes[i].outputs[0]};
+      const Total& t = *total_of[i];
+      if (!t.declared_from.empty() && !cut->value_info.count(sum.outputs[0])) {
+        ir::ValueInfo vi = g.value_info.at(t.declared_from);
+        vi.name = sum.outputs[0];
+        cut->value_info[vi.name] = std::move(vi);
+      }
+      out.totals[p].push_back(sum.outputs[0]);
       cut->nodes.push_back(std::move(sum));
-      out.totals[p].push_back(g.nodes[i].outputs[0]);
     }
     std::erase_if(cut->inputs, [&](const ir::ValueInfo& vi) { return gone(vi.name); });
     std::erase_if(cut->outputs, [&](const ir::ValueInfo& vi) { return gone(vi.name); });
     std::erase_if(cut->initializers, [&](const auto& kv) { return gone(kv.first); });
     std::set<std::string> defined;  // declared shapes of values no longer computed go too
     for (const auto& n : cut->nodes) defined.insert(n.outputs.begin(), n.outputs.end());
+    for (const auto& vi : cut->inputs) defined.insert(vi.name);
+    for (const auto& [name, c] : cut->initializers) defined.insert(name);
     std::erase_if(cut->value_info, [&](const auto& kv) { return !defined.count(kv.first); });
     out.plan.programs[p] = std::move(cut);
   }

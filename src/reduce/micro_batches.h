@@ -35,6 +35,7 @@ struct Total {
   size_t node = 0;
   std::vector<std::string> leaves;
   std::vector<std::string> shared;
+  std::string declared_from;  // a partial sum whose declared shape the total takes, or ""
   bool operator==(const Total&) const = default;
 };
 
