@@ -118,6 +118,12 @@ WitnessSearch::WitnessSearch(const solver::Context& ctx, uint64_t seed) : ctx_(c
 WitnessSearch::~WitnessSearch() = default;
 
 solver::Rational WitnessSearch::value(int t, const std::string& name) const {
+  solver::Rational q = raw_value(t, name);
+  q.canonicalize();  // mpq_class(n, d) keeps n/d as given: -4/16 would be printed so
+  return q;
+}
+
+solver::Rational WitnessSearch::raw_value(int t, const std::string& name) const {
   uint64_t state = seed_ ^ name_hash(name) ^ (uint64_t(t) + 1) * 0xD1B54A32D192ED03ull;
   const long span = t < 16 ? 3 : t < 40 ? 9 : 97;
   if (t % 4 == 1)

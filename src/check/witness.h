@@ -47,6 +47,7 @@ class WitnessSearch {
   solver::Rational value(int t, const std::string& name) const;
 
  private:
+  solver::Rational raw_value(int t, const std::string& name) const;
   solver::Evaluator& evaluator(int t);
   std::optional<int> first_difference(solver::Value a, solver::Value b, int tries);
 

@@ -49,6 +49,20 @@ TEST(WitnessSearch, RefutesAgreesWithFind) {
   EXPECT_TRUE(search.find(a, d, 24, false));
 }
 
+// Values are in lowest terms, as the report prints them.
+TEST(WitnessSearch, ValuesAreInLowestTerms) {
+  Context c;
+  WitnessSearch search(c, 1);
+  for (int t = 0; t < 64; ++t)
+    for (const char* name : {"x[0]", "x[1]", "w[3,2]"}) {
+      solver::Rational q = search.value(t, name);
+      solver::Rational lowest = q;
+      lowest.canonicalize();
+      EXPECT_EQ(q.get_num(), lowest.get_num()) << t << " " << name;
+      EXPECT_EQ(q.get_den(), lowest.get_den()) << t << " " << name;
+    }
+}
+
 TEST(WitnessSearch, AWitnessDoesNotDependOnWhatWasComparedBefore) {
   Context c;
   auto x = symbols(c, 3);
