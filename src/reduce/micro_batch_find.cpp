@@ -1,0 +1,154 @@
+// Finding micro-batched programs (micro_batches.h): families of bindings, then colours through
+// the linked plan; the bodies of each program are checked by bodies_of.
+#include <algorithm>
+
+#include "reduce/micro_batch_detail.h"
+
+namespace onnx_tv::reduce {
+
+using namespace micro;
+
+namespace {
+
+std::string slice_text(const std::optional<std::vector<frontend::SliceEntry>>& s, size_t skip) {
+  if (!s) return "-";
+  std::string out;
+  for (size_t d = 0; d < s->size(); ++d) {
+    const auto& e = (*s)[d];
+    out += d == skip ? "*," : e ? std::to_string(e->first) + ":" + std::to_string(e->second) + "," : ":,";
+  }
+  return out;
+}
+
+// Families of rank r's bindings: the same binding but for a local_slice that cuts one
+// dimension into n >= 4 equal consecutive pieces. value -> piece; n in `count`.
+std::map<std::string, Piece> families_of(const frontend::Plan& plan, int64_t r, int64_t& count,
+                                         std::string& why_not) {
+  struct Entry {
+    int64_t start, end;
+    std::string value;
+  };
+  std::map<std::string, std::vector<Entry>> groups;
+  std::map<std::string, size_t> dim_of;
+  for (const auto& b : plan.bindings) {
+    if (b.rank != r || !b.local_slice) continue;
+    for (size_t d = 0; d < b.local_slice->size(); ++d) {
+      const auto& e = (*b.local_slice)[d];
+      if (!e) continue;
+      std::string p;
+      for (const auto& pl : b.placements) p += std::to_string(int(pl.kind)) + "/" + std::to_string(pl.dim) + ",";
+      const std::string key = b.spec + "\n" + std::to_string(d) + "\n" + slice_text(b.slice, size_t(-1)) +
+                              "\n" + p + "\n" + slice_text(b.local_slice, d) + "\n" +
+                              (b.partial ? "p" : "") + "\n" + b.group;
+      groups[key].push_back({e->first, e->second, b.value});
+      dim_of[key] = d;
+    }
+  }
+  std::map<std::string, Piece> out;
+  int64_t family = 0;
+  for (auto& [key, entries] : groups) {
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.start < b.start; });
+    const int64_t n = int64_t(entries.size()), s = entries[0].end - entries[0].start;
+    bool even = n >= 4 && s > 0;
+    for (int64_t k = 0; k < n && even; ++k)
+      even = entries[size_t(k)].start == k * s && entries[size_t(k)].end == (k + 1) * s;
+    if (!even) continue;
+    if (count && count != n) {
+      why_not = "bindings cut micro-batches into " + std::to_string(count) + " and into " +
+                std::to_string(n) + " pieces";
+      return {};
+    }
+    count = n;
+    for (int64_t k = 0; k < n; ++k) {
+      const std::string& v = entries[size_t(k)].value;
+      if (out.count(v)) {
+        why_not = "rank " + std::to_string(r) + "'s value '" + v + "' is bound to two micro-batches";
+        return {};
+      }
+      out[v] = Piece{family, k, dim_of[key]};
+    }
+    ++family;
+  }
+  return out;
+}
+
+
+}  // namespace
+
+MicroBatches find_micro_batches(const frontend::Plan& plan, const prove::LinkedPlan& linked) {
+  MicroBatches mb;
+  const size_t ranks = size_t(plan.world_size);
+  std::vector<Coloured> cs(ranks);
+  for (size_t r = 0; r < ranks; ++r) {
+    cs[r].g = &plan.program_of(int64_t(r));
+    cs[r].label = "rank " + std::to_string(r) + " (" + cs[r].g->file + ")";
+    cs[r].pieces = families_of(plan, int64_t(r), mb.count, mb.why_not);
+    if (!mb.why_not.empty()) {
+      mb.count = 0;
+      return mb;
+    }
+  }
+  if (mb.count == 0) return mb;
+  for (const auto& b : plan.bindings) ++cs[size_t(b.rank)].bindings[b.value];
+  for (size_t r = 0; r < ranks; ++r) {
+    cs[r].node_colour.resize(cs[r].g->nodes.size());
+    std::unordered_map<std::string, bool> produced;
+    for (const auto& node : cs[r].g->nodes)
+      for (const auto& o : node.outputs) produced[o] = true;
+    for (const auto& [v, p] : cs[r].pieces) {
+      // A bound piece is cut with its body, and so is every binding naming it: it may have
+      // no other.
+      if (cs[r].bindings[v] != 1) {
+        mb.why_not = cs[r].label + ": '" + v + "' is bound to micro-batch " + std::to_string(p.k) +
+                     " and to something else";
+        mb.count = 0;
+        mb.piece_dims.clear();
+        return mb;
+      }
+      // Only inputs are coloured by their binding; a bound output takes the colour of what
+      // computes it, and must turn out to be its micro-batch's.
+      if (!produced.count(v)) cs[r].colour[v] = one_colour(p.k);
+      mb.piece_dims[{int64_t(r), v}] = p.dim;
+    }
+  }
+  auto inputs_colour = [&](size_t r, const ir::Node& node) {
+    Colour c;
+    for (const auto& in : node.inputs)
+      if (!in.empty()) add_to(c, colour_of(cs[r], in));
+    return c;
+  };
+  auto set_outputs = [&](size_t r, size_t i, const Colour& c) {
+    cs[r].node_colour[i] = c;
+    for (const auto& o : cs[r].g->nodes[i].outputs)
+      if (!o.empty() && popcount(c)) cs[r].colour[o] = c;
+  };
+  for (const prove::Step& step : linked.steps) {
+    Colour c;
+    if (step.kind == prove::Step::Kind::P2P) {
+      const auto& send = step.members[0];
+      c = inputs_colour(size_t(send.rank), cs[size_t(send.rank)].g->nodes[send.node_index]);
+    } else {
+      for (const auto& m : step.members)
+        add_to(c, inputs_colour(size_t(m.rank), cs[size_t(m.rank)].g->nodes[m.node_index]));
+    }
+    for (const auto& m : step.members) set_outputs(size_t(m.rank), m.node_index, c);
+  }
+  mb.programs.assign(plan.programs.size(), std::nullopt);
+  try {
+    for (size_t r = 0; r < ranks; ++r) {
+      ProgramBodies b = bodies_of(cs[r], mb.count);
+      auto& slot = mb.programs[plan.rank_program[r]];
+      if (!slot) slot = std::move(b);
+      else if (!(*slot == b))
+        throw NoBodies{cs[r].label + ": its micro-batches differ from another rank's running the same file"};
+    }
+  } catch (const NoBodies& e) {
+    mb = MicroBatches{};
+    mb.why_not = e.why;
+  }
+  return mb;
+}
+
+
+}  // namespace onnx_tv::reduce
