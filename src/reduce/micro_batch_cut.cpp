@@ -71,8 +71,9 @@ std::optional<MicroBatchCut> cut_micro_batches(const frontend::Plan& plan,
       sum.inputs.insert(sum.inputs.end(), total_of[i]->shared.begin(), total_of[i]->shared.end());
       sum.outputs = {g.nodes[i].outputs[0]};
       const Total& t = *total_of[i];
-      if (!t.declared_from.empty() && !cut->value_info.count(sum.outputs[0])) {
-        ir::ValueInfo vi = g.value_info.at(t.declared_from);
+      const auto from = g.value_info.find(t.declared_from);
+      if (from != g.value_info.end() && !cut->value_info.count(sum.outputs[0])) {
+        ir::ValueInfo vi = from->second;
         vi.name = sum.outputs[0];
         cut->value_info[vi.name] = std::move(vi);
       }
