@@ -36,18 +36,39 @@ bool spans(const frontend::Mesh& mesh, const std::vector<int64_t>& group,
   return false;
 }
 
+// Whether the values share a monomial.
+bool share_a_term(solver::Context& ctx, const std::vector<solver::Value>& vs) {
+  std::set<TermKey> common = terms_of(ctx, vs[0]);
+  for (size_t k = 1; k < vs.size() && !common.empty(); ++k) {
+    const std::set<TermKey> mine = terms_of(ctx, vs[k]);
+    std::set<TermKey> both;
+    std::set_intersection(common.begin(), common.end(), mine.begin(), mine.end(),
+                          std::inserter(both, both.begin()));
+    common = std::move(both);
+  }
+  return !common.empty();
+}
+
+// Definitions (large products kept as atoms, stage cuts) can hide a term every addend holds
+// inside atoms of their own: (s+1)^2 - s^2 - 2s is 1. Where every addend expands within this
+// many terms, the expanded forms are compared too; beyond it the atoms stay as they are (the
+// assumption docs/shape-reduction.md states).
+constexpr size_t kGuardExpansion = 2'048;
+
 // The first element at which every addend holds a multiple of one monomial.
 std::optional<size_t> common_term(solver::Context& ctx, const std::vector<const ir::Tensor*>& ins) {
   for (size_t e = 0; e < ins[0]->data.size(); ++e) {
-    std::set<TermKey> common = terms_of(ctx, ins[0]->data[e]);
-    for (size_t k = 1; k < ins.size() && !common.empty(); ++k) {
-      const std::set<TermKey> mine = terms_of(ctx, ins[k]->data[e]);
-      std::set<TermKey> both;
-      std::set_intersection(common.begin(), common.end(), mine.begin(), mine.end(),
-                            std::inserter(both, both.begin()));
-      common = std::move(both);
+    std::vector<solver::Value> vs;
+    for (const auto* t : ins) vs.push_back(t->data[e]);
+    if (share_a_term(ctx, vs)) return e;
+    std::vector<solver::Value> expanded;
+    for (solver::Value v : vs) {
+      const std::optional<solver::Value> x =
+          v.is_finite() ? ctx.expand_definitions(v, kGuardExpansion) : std::optional(v);
+      if (!x) break;
+      expanded.push_back(*x);
     }
-    if (!common.empty()) return e;
+    if (expanded.size() == vs.size() && expanded != vs && share_a_term(ctx, expanded)) return e;
   }
   return std::nullopt;
 }

@@ -112,5 +112,14 @@ TEST(FewerMicroBatches, TermsEveryMicroBatchAddsKeepThemAll) {
   EXPECT_EQ(bad["failing_outputs"], json({"loss", "dw2"}));
 }
 
+// Each body adds 1 written as (s+1)^2 - s^2 - 2s, products kept as definitions of their own:
+// the guard compares expanded forms too, keeps every micro-batch, and the plan (3c where the
+// spec has c) is refuted; with 2 and 3 bodies alone it would be proven.
+TEST(FewerMicroBatches, ATermHiddenInProductsStillKeepsThemAll) {
+  const json r = check(handwritten("hidden_count_mb4/spec.onnx"), handwritten("hidden_count_mb4/shards"));
+  EXPECT_EQ(r["verdict"], "NOT EQUIVALENT");
+  EXPECT_TRUE(mentions(r["warnings"], "fewer micro-batches not used")) << r["warnings"];
+}
+
 }  // namespace
 }  // namespace onnx_tv::e2e

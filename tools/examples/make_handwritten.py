@@ -9,8 +9,11 @@ mesh dp x pp = 2 x 2; stage 0 holds w1, stage 1 holds w2 and the loss; gradients
 over dp. The variant shards_local_mean scales each data-parallel loss by its local token count
 instead of the global one (the loss comes out twice too large).
 
-mlp_mb4 and mlp_wd_mb4: the same MLP (mlp_wd_mb4 with weight decay on w2) on one rank that
-accumulates gradients over four micro-batches, for checks with fewer micro-batches."""
+mlp_mb4 and mlp_wd_mb4: the same MLP (mlp_mb4 with a square for tanh, mlp_wd_mb4 with weight
+decay on w2) on one rank that
+accumulates gradients over four micro-batches, for checks with fewer micro-batches.
+hidden_count_mb4: a plan wrong at full size that counts its micro-batches through a term each
+adds, hidden in products (see hidden_count)."""
 import json
 import os
 import sys
@@ -148,7 +151,27 @@ def write(folder, loss_scale):
 MB = 4
 
 
-def spec_wd(lam):
+def square_activation(nodes):
+    """The same nodes with h = a * a instead of tanh(a), and its derivative 2a: tanh's canonical
+    form 1 - 2/(1 + exp(2a)) has a constant part, so every micro-batch's loss holds a term in the
+    weights alone, which the guard on sums over micro-batches counts (a correct plan, kept
+    whole); the square has none."""
+    out = []
+    for n in nodes:
+        a = list(n.input)
+        if n.op_type == "Tanh":
+            n = helper.make_node("Mul", [a[0], a[0]], list(n.output), name=n.name.replace("Tanh", "Square"))
+        elif n.name.endswith("Tanh_grad_sq"):  # hh = h * h -> 2a
+            x = a[0][:-1] + "a"  # "<p>h" -> "<p>a"
+            n = helper.make_node("Add", [x, x], list(n.output), name=n.name.replace("Tanh", "Square"))
+        elif n.name.endswith("Tanh_grad_sub"):  # 1 - hh -> hh
+            n = helper.make_node("Identity", [a[1]], list(n.output),
+                                 name=n.name.replace("Tanh", "Square"))
+        out.append(n)
+    return out
+
+
+def spec_wd(lam, square=False):
     n = [
         helper.make_node("Gemm", ["x", "w1"], ["a"], name="/fc1/Gemm"),
         helper.make_node("Tanh", ["a"], ["h"], name="/fc1/Tanh"),
@@ -168,6 +191,8 @@ def spec_wd(lam):
         helper.make_node("Gemm", ["x", "da"], ["dw1"], name="/fc1/Gemm_grad_w", transA=1),
     ]
     n += weight_decay("", "data_loss", "dw2_data", "loss", "dw2", lam)
+    if square:
+        n = square_activation(n)
     return mdl(n, "spec", [f("x", [B, D]), f("w1", [D, D]), f("w2", [D, D])],
                [f("loss", []), f("dw1", [D, D]), f("dw2", [D, D])])
 
@@ -191,7 +216,7 @@ def weight_decay(p, loss_in, grad_in, loss_out, grad_out, lam):
     ]
 
 
-def accumulating(lam_share, from_zero=False):
+def accumulating(lam_share, from_zero=False, square=False):
     """One program: MB micro-batch bodies, then one Sum per gradient and for the loss; with
     from_zero, a chain of Adds that starts from a zero constant instead."""
     b = B // MB
@@ -241,13 +266,49 @@ def accumulating(lam_share, from_zero=False):
             n.append(helper.make_node("Add", [acc, "mb%d_%s" % (k, out)], [nxt],
                                       name="/accumulate/%s/Add_mb%d" % (out, k)))
             acc = nxt
+    if square:
+        n = square_activation(n)
     return mdl(n, "accumulate", inputs, [f("loss", []), f("dw1", [D, D]), f("dw2", [D, D])],
                bindings)
 
 
-def write_accumulating(folder, lam_share, from_zero=False):
+def write_accumulating(folder, lam_share, from_zero=False, square=False):
     os.makedirs(folder, exist_ok=True)
-    onnx.save(accumulating(lam_share, from_zero), os.path.join(folder, "rank0.onnx"))
+    onnx.save(accumulating(lam_share, from_zero, square), os.path.join(folder, "rank0.onnx"))
+
+
+def hidden_count():
+    """A plan wrong at full size that only counts its micro-batches in disguise: each of MB
+    bodies adds (s+1)^2 - s^2 - 2s = 1, s a sum of W inputs (a Gather with constant indices keeps
+    W whole), so T = sum over bodies = MB, and O = c * (T^2 - 5T + 7) is c with 2 or 3 bodies
+    and 3c with 4. The spec's O is c."""
+    W = 40
+    spec = mdl([helper.make_node("Identity", ["c"], ["O"], name="/Identity")], "spec",
+               [f("x", [MB, W]), f("c", [])], [f("O", [])])
+    idx = helper.make_node("Constant", [], ["idx"], name="/idx",
+                           value=helper.make_tensor("idx_v", TensorProto.INT64, [W], list(range(W))))
+    n = [idx, const("one", 1.0), const("two", 2.0), const("five", 5.0), const("seven", 7.0)]
+    for k in range(MB):
+        p, s = "mb%d_" % k, "/mb%d" % k
+        n += [helper.make_node("Gather", [p + "x", "idx"], [p + "g"], axis=1, name=s + "/Gather"),
+              helper.make_node("ReduceSum", [p + "g"], [p + "s"], keepdims=0, name=s + "/ReduceSum"),
+              helper.make_node("Add", [p + "s", "one"], [p + "s1"], name=s + "/Add"),
+              helper.make_node("Mul", [p + "s1", p + "s1"], [p + "sq1"], name=s + "/Square_1"),
+              helper.make_node("Mul", [p + "s", p + "s"], [p + "sq"], name=s + "/Square"),
+              helper.make_node("Mul", [p + "s", "two"], [p + "twice"], name=s + "/Twice"),
+              helper.make_node("Sub", [p + "sq1", p + "sq"], [p + "d"], name=s + "/Sub"),
+              helper.make_node("Sub", [p + "d", p + "twice"], [p + "one"], name=s + "/Sub_1")]
+    n += [helper.make_node("Sum", ["mb%d_one" % k for k in range(MB)], ["T"], name="/accumulate/Sum"),
+          helper.make_node("Mul", ["T", "T"], ["TT"], name="/out/Square"),
+          helper.make_node("Mul", ["T", "five"], ["T5"], name="/out/Mul"),
+          helper.make_node("Sub", ["TT", "T5"], ["U1"], name="/out/Sub"),
+          helper.make_node("Add", ["U1", "seven"], ["U"], name="/out/Add"),
+          helper.make_node("Mul", ["c", "U"], ["O"], name="/out/Mul_1")]
+    bindings = [{"value": "mb%d_x" % k, "spec": "x", "local_slice": [[k, k + 1], None]}
+                for k in range(MB)] + [{"value": "c", "spec": "c"}, {"value": "O", "spec": "O"}]
+    rank = mdl(n, "hidden_count", [f("mb%d_x" % k, [1, W]) for k in range(MB)] + [f("c", [])],
+               [f("O", [])], bindings)
+    return spec, rank
 
 
 def main(out):
@@ -260,15 +321,20 @@ def main(out):
     # its share (lam / MB: right; lam / 2: right only for two micro-batches)
     d = os.path.join(out, "mlp_mb4")
     os.makedirs(d, exist_ok=True)
-    onnx.save(spec_wd(0), os.path.join(d, "spec.onnx"))
-    write_accumulating(os.path.join(d, "shards"), 0)
-    write_accumulating(os.path.join(d, "shards_from_zero"), 0, from_zero=True)
+    onnx.save(spec_wd(0, square=True), os.path.join(d, "spec.onnx"))
+    write_accumulating(os.path.join(d, "shards"), 0, square=True)
+    write_accumulating(os.path.join(d, "shards_from_zero"), 0, from_zero=True, square=True)
     d = os.path.join(out, "mlp_wd_mb4")
     lam = 0.25
     os.makedirs(d, exist_ok=True)
     onnx.save(spec_wd(lam), os.path.join(d, "spec.onnx"))
     write_accumulating(os.path.join(d, "shards"), lam / MB)
     write_accumulating(os.path.join(d, "shards_wd_per_two"), lam / 2)
+    d = os.path.join(out, "hidden_count_mb4")
+    os.makedirs(os.path.join(d, "shards"), exist_ok=True)
+    spec_h, rank_h = hidden_count()
+    onnx.save(spec_h, os.path.join(d, "spec.onnx"))
+    onnx.save(rank_h, os.path.join(d, "shards", "rank0.onnx"))
 
 
 if __name__ == "__main__":
