@@ -39,15 +39,17 @@ bool same_initializer(const ir::Graph& g, const std::string& x, const std::strin
          a->second.reals == b->second.reals && a->second.ints == b->second.ints;
 }
 
+// A declared type and shape as text: equal texts are equal declarations.
+std::string text(const ir::ValueInfo& vi) {
+  std::string out = std::to_string(int(vi.dtype)) + ":";
+  if (!vi.shape) return out + "?";
+  for (const auto& d : *vi.shape) out += (d.size ? std::to_string(*d.size) : d.symbol) + ",";
+  return out;
+}
+
 // The types and shapes a graph declares (graph inputs and outputs, value_info), as text per value: the
 // bodies left out are not run, so their declarations are compared with body 0's instead.
 std::unordered_map<std::string, std::string> declarations(const ir::Graph& g) {
-  auto text = [](const ir::ValueInfo& vi) {
-    std::string out = std::to_string(int(vi.dtype)) + ":";
-    if (!vi.shape) return out + "?";
-    for (const auto& d : *vi.shape) out += (d.size ? std::to_string(*d.size) : d.symbol) + ",";
-    return out;
-  };
   std::unordered_map<std::string, std::string> out;
   for (const auto& [name, vi] : g.value_info) out[name] += text(vi);
   for (const auto& vi : g.outputs) out[vi.name] += "|" + text(vi);
@@ -60,10 +62,7 @@ std::unordered_map<std::string, std::string> declarations(const ir::Graph& g) {
 std::string shape_declared(const ir::Graph& g, const std::string& v) {
   std::string out;
   auto add = [&](const ir::ValueInfo& vi) {
-    std::string t = std::to_string(int(vi.dtype)) + ":";
-    if (!vi.shape) t += "?";
-    else
-      for (const auto& d : *vi.shape) t += (d.size ? std::to_string(*d.size) : d.symbol) + ",";
+    const std::string t = text(vi);
     out = out.empty() || out == t ? t : "(contradictory)";
   };
   if (auto it = g.value_info.find(v); it != g.value_info.end()) add(it->second);
