@@ -22,8 +22,11 @@ std::filesystem::path generate(const std::string& bug) {
 }
 
 json check(const std::string& spec, const std::string& shards, const std::string& flags = "") {
+  // ctest runs each test in a process of its own, at the same time as others: the folder is
+  // named by the test, and numbered within it.
   static int n = 0;
-  const auto report = fresh_dir("fewer_micro_batches_report" + std::to_string(n++)) / "r.json";
+  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const auto report = fresh_dir("fewer_micro_batches_" + test + std::to_string(n++)) / "r.json";
   CliRun r = run_cli("check " + spec + " " + shards + " --no-progress --json " + report.string() +
                      " " + flags);
   std::ifstream in(report);
