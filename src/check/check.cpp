@@ -382,20 +382,28 @@ void prove_in_parallel(size_t n, const CheckOptions& options,
 // What proving one instance came to: a result, or a reason to choose the ranks again.
 enum class Tried { Done, Again };
 
+// What choosing found on the plan of an instance already (linked, its micro-batches), so the
+// instance does not find it again; null where nothing was.
+struct Known {
+  const prove::LinkedPlan* linked = nullptr;
+  const reduce::MicroBatches* micro_batches = nullptr;
+};
+
 // Reduces and proves the instance holding the ranks `fewer` kept; `res` gets its result.
 Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Graph& full_spec,
-                   const reduce::FewerRanks& fewer, const prove::LinkedPlan* full_linked,
+                   const reduce::FewerRanks& fewer, const Known& known,
                    const prove::BoundPlan& full_bound, std::map<std::string, std::string>& keep) {
   const bool all = fewer.axes.empty();
   ir::Graph spec = full_spec;
   frontend::Plan plan = fewer.plan;
-  prove::LinkedPlan linked = all ? *full_linked : prove::link_plan(plan);
+  prove::LinkedPlan linked = known.linked ? *known.linked : prove::link_plan(plan);
   prove::BoundPlan bound = all && !fewer.micro_batch_count ? full_bound : prove::BoundPlan{};
   Totals totals;
   std::optional<reduce::FewerRanks> cut;  // with fewer micro-batches: the bodies kept
   if (fewer.micro_batch_count) {
-    // Found again on this instance's ranks: each instance proves only what it checked.
-    const reduce::MicroBatches mb = reduce::find_micro_batches(plan, linked);
+    // Found on this instance's ranks: each instance proves only what it checked.
+    const reduce::MicroBatches mb =
+        known.micro_batches ? *known.micro_batches : reduce::find_micro_batches(plan, linked);
     std::optional<reduce::MicroBatchCut> c;
     if (mb.count == fewer.micro_batches)
       c = reduce::cut_micro_batches(plan, linked, mb, fewer.micro_batch_count);
@@ -431,18 +439,20 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
 }
 
 // Micro-batched programs are proven with 2 and 3 bodies (reduce/micro_batches.h) unless an
-// earlier try found they cannot be.
-void choose_micro_batches(reduce::FewerRanks& first, const prove::LinkedPlan* linked,
-                          const std::map<std::string, std::string>& keep) {
+// earlier try found they cannot be. `linked` links first.plan; what is found is kept for the
+// instances whose plan that is.
+std::optional<reduce::MicroBatches> choose_micro_batches(
+    reduce::FewerRanks& first, const prove::LinkedPlan& linked,
+    const std::map<std::string, std::string>& keep) {
   if (keep.count(reduce::kMicroBatches)) {
     first.kept.push_back("micro-batches keep their full count: " + keep.at(reduce::kMicroBatches));
-    return;
+    return std::nullopt;
   }
-  const reduce::MicroBatches mb = reduce::find_micro_batches(
-      first.plan, first.axes.empty() && linked ? *linked : prove::link_plan(first.plan));
+  reduce::MicroBatches mb = reduce::find_micro_batches(first.plan, linked);
   if (!mb.why_not.empty()) first.kept.push_back("micro-batches keep their full count: " + mb.why_not);
   first.micro_batches = mb.count;
   first.micro_batch_count = mb.count ? 2 : 0;
+  return mb;
 }
 
 // What the full plan looks like to every instance of one choice of fewer ranks.
@@ -450,7 +460,7 @@ struct FullPlan {
   const ir::Graph& spec;
   const frontend::Plan& plan;
   const prove::BoundPlan& bound;
-  const prove::LinkedPlan* linked;  // only when every rank is kept
+  Known first;  // what is known of the first instance's plan (the full plan when no axis shrinks)
 };
 
 // Proves every instance of the grid of `first` (one when no axis shrinks), sequentially or
@@ -471,7 +481,9 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
     try {
       const reduce::FewerRanks fewer =
           k == 0 ? first : reduce::with_counts(full.plan, first, grid[k]);
-      tried[k] = try_instance(results[k], o, full.spec, fewer, full.linked, full.bound, keeps[k]);
+      // Counts of micro-batches alone leave the plan as it is: what is known of it holds.
+      const Known known = k == 0 || first.axes.empty() ? full.first : Known{};
+      tried[k] = try_instance(results[k], o, full.spec, fewer, known, full.bound, keeps[k]);
     } catch (...) {
       errors[k] = std::current_exception();
     }
@@ -525,9 +537,14 @@ void run(CheckResult& res, const std::string& spec_path, const std::string& shar
   for (;;) {
     reduce::FewerRanks first = options.reduce ? reduce::choose_fewer_ranks(full_plan, keep)
                                               : reduce::all_ranks(full_plan);
+    std::optional<prove::LinkedPlan> first_linked;  // first.plan linked, when it has fewer ranks
     if (first.axes.empty() && !full_linked) full_linked = prove::link_plan(full_plan);
-    if (options.reduce) choose_micro_batches(first, full_linked ? &*full_linked : nullptr, keep);
-    const FullPlan full{full_spec, full_plan, full_bound, full_linked ? &*full_linked : nullptr};
+    if (!first.axes.empty()) first_linked = prove::link_plan(first.plan);
+    const prove::LinkedPlan& linked = first_linked ? *first_linked : *full_linked;
+    std::optional<reduce::MicroBatches> micro;
+    if (options.reduce) micro = choose_micro_batches(first, linked, keep);
+    const FullPlan full{full_spec, full_plan, full_bound,
+                        Known{&linked, micro ? &*micro : nullptr}};
     if (auto decided = prove_grid(res, options, full, first, keep, res.warnings)) {
       res = std::move(*decided);
       return;
