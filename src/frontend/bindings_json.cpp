@@ -39,18 +39,6 @@ std::vector<SliceEntry> parse_slice(const Json& j, const std::string& where) {
   return out;
 }
 
-std::string slice_text(const std::optional<std::vector<SliceEntry>>& s) {
-  if (!s) return "*";
-  std::string out;
-  bool whole = true;
-  for (const auto& e : *s) {
-    whole = whole && !e;
-    out += e ? "[" + std::to_string(e->first) + "," + std::to_string(e->second) + ")" : "_";
-    out += ";";
-  }
-  return whole ? "*" : out;  // all-null is the whole tensor, as an omitted slice is
-}
-
 }  // namespace
 
 Placement parse_placement(const std::string& text, const std::string& where) {
@@ -190,11 +178,7 @@ void check_binding_values(const Plan& plan) {
 void check_duplicate_bindings(const std::vector<Binding>& bindings) {
   std::map<std::string, const Binding*> seen;
   for (const Binding& b : bindings) {
-    std::string key = std::to_string(b.rank) + '\x1f' + b.value + '\x1f' + b.spec + '\x1f' +
-                      slice_text(b.slice) + '\x1f' + slice_text(b.local_slice) + '\x1f' +
-                      (b.partial ? "partial" : "replica") + '\x1f' + b.group + '\x1f';
-    for (const Placement& p : b.placements) key += placement_name(p) + ",";
-    auto [it, fresh] = seen.emplace(key, &b);
+    auto [it, fresh] = seen.emplace(std::to_string(b.rank) + "\n" + binding_key(b), &b);
     if (!fresh) {
       throw InputError(b.origin + ": the same binding (rank " + std::to_string(b.rank) +
                        ", value '" + b.value + "', spec '" + b.spec +

@@ -50,6 +50,11 @@ struct Region {
   std::string set_key;  // identifies the partial set: group label plus placement coordinates
 };
 
+// What a binding says apart from its rank, as text: bindings with equal keys bind alike. With
+// `open_dim`, the value and that entry of the local slice are left out (and the dimension
+// named), so the pieces of one family of local slices share a key.
+std::string binding_key(const Binding& b, std::optional<size_t> open_dim = std::nullopt);
+
 // Resolves slice / placements / local_slice against the spec value's shape. InputError (naming
 // the binding's origin) when out of range, when a Shard does not divide evenly, or when the
 // placements do not match the mesh.

@@ -89,6 +89,33 @@ void apply_placements(const Binding& b, const std::optional<Mesh>& mesh,
 
 }  // namespace
 
+namespace {
+
+std::string slice_text(const std::optional<std::vector<SliceEntry>>& s,
+                       std::optional<size_t> open_dim) {
+  if (!s) return "*";
+  std::string out;
+  bool whole = !open_dim;
+  for (size_t d = 0; d < s->size(); ++d) {
+    const SliceEntry& e = (*s)[d];
+    whole = whole && !e;
+    out += open_dim == d ? "?" : e ? "[" + std::to_string(e->first) + "," + std::to_string(e->second) + ")"
+                                   : "_";
+    out += ";";
+  }
+  return whole ? "*" : out;  // all-null is the whole tensor, as an omitted slice is
+}
+
+}  // namespace
+
+std::string binding_key(const Binding& b, std::optional<size_t> open_dim) {
+  std::string p;
+  for (const Placement& pl : b.placements) p += detail::placement_name(pl) + ",";
+  return (open_dim ? "*" + std::to_string(*open_dim) : b.value) + "\n" + b.spec + "\n" +
+         slice_text(b.slice, std::nullopt) + "\n" + p + "\n" + slice_text(b.local_slice, open_dim) +
+         "\n" + (b.partial ? "p" : "") + "\n" + b.group;
+}
+
 Region resolve_region(const Binding& b, const std::optional<Mesh>& mesh,
                       const std::vector<int64_t>& spec_shape) {
   Region r;

@@ -8,24 +8,6 @@ namespace onnx_tv::reduce {
 
 namespace {
 
-std::string slice_text(const std::optional<std::vector<frontend::SliceEntry>>& s) {
-  if (!s) return "-";
-  std::string out;
-  for (const auto& e : *s)
-    out += e ? std::to_string(e->first) + ":" + std::to_string(e->second) + "," : ":,";
-  return out;
-}
-
-// What a binding says, whichever rank it is on: equal keys along an axis mean the ranks
-// bind the same values the same way (placements pick each one's piece).
-std::string binding_key(const frontend::Binding& b) {
-  std::string p;
-  for (const auto& pl : b.placements)
-    p += std::to_string(int(pl.kind)) + "/" + std::to_string(pl.dim) + ",";
-  return b.value + "\n" + b.spec + "\n" + slice_text(b.slice) + "\n" + p + "\n" +
-         slice_text(b.local_slice) + "\n" + (b.partial ? "p" : "") + "\n" + b.group;
-}
-
 // A reason that holds for every axis at once, or "".
 std::string whole_world_reason(const frontend::Plan& plan) {
   for (const auto& g : plan.programs)
@@ -111,7 +93,7 @@ FewerRanks choose_fewer_ranks(const frontend::Plan& full,
   std::string world = whole_world_reason(full);
   if (world.empty() && keep.count("")) world = keep.at("");
   std::vector<std::vector<std::string>> keys(size_t(full.world_size));
-  for (const auto& b : full.bindings) keys[size_t(b.rank)].push_back(binding_key(b));
+  for (const auto& b : full.bindings) keys[size_t(b.rank)].push_back(frontend::binding_key(b));
   for (auto& k : keys) std::sort(k.begin(), k.end());
 
   FewerRanks chosen;

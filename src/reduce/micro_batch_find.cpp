@@ -10,16 +10,6 @@ using namespace micro;
 
 namespace {
 
-std::string slice_text(const std::optional<std::vector<frontend::SliceEntry>>& s, size_t skip) {
-  if (!s) return "-";
-  std::string out;
-  for (size_t d = 0; d < s->size(); ++d) {
-    const auto& e = (*s)[d];
-    out += d == skip ? "*," : e ? std::to_string(e->first) + ":" + std::to_string(e->second) + "," : ":,";
-  }
-  return out;
-}
-
 // Families of rank r's bindings: the same binding but for a local_slice that cuts one
 // dimension into n >= 4 equal consecutive pieces. value -> piece; n in `count`.
 std::map<std::string, Piece> families_of(const frontend::Plan& plan, int64_t r, int64_t& count,
@@ -35,11 +25,7 @@ std::map<std::string, Piece> families_of(const frontend::Plan& plan, int64_t r, 
     for (size_t d = 0; d < b.local_slice->size(); ++d) {
       const auto& e = (*b.local_slice)[d];
       if (!e) continue;
-      std::string p;
-      for (const auto& pl : b.placements) p += std::to_string(int(pl.kind)) + "/" + std::to_string(pl.dim) + ",";
-      const std::string key = b.spec + "\n" + std::to_string(d) + "\n" + slice_text(b.slice, size_t(-1)) +
-                              "\n" + p + "\n" + slice_text(b.local_slice, d) + "\n" +
-                              (b.partial ? "p" : "") + "\n" + b.group;
+      const std::string key = frontend::binding_key(b, d);
       groups[key].push_back({e->first, e->second, b.value});
       dim_of[key] = d;
     }
