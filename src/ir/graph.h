@@ -26,8 +26,8 @@ struct ConstTensor {
   std::vector<int64_t> ints;  // integer and bool types
 };
 
-// The values of a constant in `ctx`: each float means the simplest rational that rounds to it in
-// its own type (plan-format section 1), infinities stay infinities, NaN is a MathError.
+// The values of a constant in `ctx`: each float means what solver::float_meaning says for its
+// own type (plan-format section 1), infinities stay infinities, NaN is a MathError.
 Tensor to_tensor(solver::Context& ctx, const ConstTensor& c);
 
 // ONNX attribute values. Float attributes keep the float they were written as (the double is

@@ -83,7 +83,14 @@ Rational float_meaning(double value, FloatFormat format) {
   const bool power_of_two = frac == 0.5 && k - 1 > f.min_exponent;
   Rational lo = v - (power_of_two ? ulp / 4 : ulp / 2);
   Rational hi = v + ulp / 2;
+  // The simplest rational stands for the constant only when q*q*w < 1 (w the interval's
+  // width): then no other rational with that property fits (two would differ by at least
+  // 1/(q1*q2) > w), so the meaning is the same whichever type wrote the number. Otherwise
+  // float16(2^-12) would mean 1/4095, the simplest of its wide interval.
   Rational r = simplest_between(lo, hi, even, even);
+  const Rational width = hi - lo;
+  const mpz_class q = r.get_den();
+  if (Rational(q * q) * width >= 1) r = v;
   return negative ? Rational(-r) : r;
 }
 

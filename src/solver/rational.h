@@ -12,10 +12,11 @@ using Rational = mpq_class;
 // The IEEE formats whose constants appear in ONNX files.
 enum class FloatFormat { Float16, BFloat16, Float32, Float64 };
 
-// What a finite float constant means (plan-format section 1): the rational with the smallest
-// denominator among all reals that round to `value` in `format` (round to nearest, ties to
-// even). Found by continued fractions over the rounding interval. `value` must be finite and
-// exactly representable in `format`.
+// What a finite float constant means (plan-format section 1): with w the width of the interval
+// of reals that round to `value` in `format` (round to nearest, ties to even), the rational p/q
+// in that interval with q*q*w < 1 if there is one (the simplest rational of the interval, found
+// by continued fractions), else the exact binary value. `value` must be finite and exactly
+// representable in `format`.
 Rational float_meaning(double value, FloatFormat format);
 
 std::string to_string(const Rational& r);

@@ -44,7 +44,23 @@ TEST(FloatMeaning, CommonFloat32Constants) {
   expect_meaning(from_f32(-0.1f), FloatFormat::Float32, "-1/10");
   expect_meaning(from_f32(0.125f), FloatFormat::Float32, "1/8");
   expect_meaning(from_f32(0.044715f), FloatFormat::Float32, "404/9035");  // the simplest, not the decimal
-  expect_meaning(from_f32(0.7978845608f), FloatFormat::Float32, "3470/4349");
+  // sqrt(2/pi): 3470/4349 rounds to it too, but 4349^2 * 2^-24 > 1, so it means itself.
+  EXPECT_EQ(float_meaning(from_f32(0.7978845608f), FloatFormat::Float32),
+            Rational(double(0.7978845608f)));
+}
+
+// The examples of plan-format section 1: a meaning that does not depend on the type that
+// wrote the number.
+TEST(FloatMeaning, ContractExamplesAreUniqueAcrossTypes) {
+  expect_meaning(std::ldexp(1.0, -12), FloatFormat::Float16, "1/4096");  // not 1/4095
+  expect_meaning(from_f32(1.0f / 4095), FloatFormat::Float32, "1/4095");
+  expect_meaning(std::ldexp(1.0, -9), FloatFormat::BFloat16, "1/512");  // not 1/511
+  expect_meaning(0.0208740234375, FloatFormat::BFloat16, "1/48");       // bfloat16(1/48)
+  expect_meaning(std::ldexp(1.0, -12), FloatFormat::Float32, "1/4096");
+  expect_meaning(0.000244140625, FloatFormat::BFloat16, "1/4096");
+  // float16(1/4096) and float32(1/4095) are different numbers; so are their meanings.
+  EXPECT_NE(float_meaning(std::ldexp(1.0, -12), FloatFormat::Float16),
+            float_meaning(from_f32(1.0f / 4095), FloatFormat::Float32));
 }
 
 TEST(FloatMeaning, SimpleValuesInAllFormats) {
@@ -105,25 +121,34 @@ TEST(FloatMeaning, RejectsValuesOutsideTheFormat) {
 }
 
 // The defining property, checked on the real neighbours of each value: the meaning lies in
-// the rounding interval (midpoints included only for even significands), and no rational
-// of smaller denominator does.
+// the rounding interval (midpoints included only for even significands); it is a p/q with
+// q*q*w < 1 (w the interval's width) and no rational of smaller denominator lies there, or
+// else it is the exact binary value and no p/q with q*q*w < 1 lies there.
+bool in_interval(const Rational& c, const Rational& lo, const Rational& hi, bool even) {
+  return even ? (c >= lo && c <= hi) : (c > lo && c < hi);
+}
+
 void check_property(double v, double below, double above, bool even, FloatFormat f,
                     long max_den = 2000) {
   Rational r = float_meaning(v, f);
   Rational lo = (Rational(v) + Rational(below)) / 2, hi = (Rational(v) + Rational(above)) / 2;
-  bool inside = even ? (r >= lo && r <= hi) : (r > lo && r < hi);
-  ASSERT_TRUE(inside) << "input " << v << ": got " << r.get_str() << " outside [" << lo.get_str()
-                      << ", " << hi.get_str() << "]";
-  if (r.get_den() <= max_den) {
-    for (long d = 1; d < r.get_den().get_si(); ++d) {
-      mpz_class n = mpz_class(lo * d);  // truncation; try the neighbours
-      for (mpz_class k = n - 1; k <= n + 1; ++k) {
-        Rational c(k, d);
-        c.canonicalize();
-        bool in = even ? (c >= lo && c <= hi) : (c > lo && c < hi);
-        ASSERT_FALSE(in) << "input " << v << ": got " << r.get_str() << " but " << c.get_str()
-                         << " is simpler";
-      }
+  const Rational w = hi - lo;
+  ASSERT_TRUE(in_interval(r, lo, hi, even))
+      << "input " << v << ": got " << r.get_str() << " outside [" << lo.get_str() << ", "
+      << hi.get_str() << "]";
+  const bool simple = Rational(r.get_den() * r.get_den()) * w < 1;
+  if (!simple)
+    ASSERT_EQ(r, Rational(v)) << "input " << v << ": " << r.get_str()
+                              << " is not simple enough for its interval, yet not the value";
+  // No denominator below the meaning's (when simple), or with d*d*w < 1 (when not), fits.
+  for (long d = 1; d <= max_den; ++d) {
+    if (simple ? d >= r.get_den().get_si() : Rational(d * d) * w >= 1) break;
+    mpz_class n = mpz_class(lo * d);  // truncation; try the neighbours
+    for (mpz_class k = n - 1; k <= n + 1; ++k) {
+      Rational c(k, d);
+      c.canonicalize();
+      ASSERT_FALSE(in_interval(c, lo, hi, even))
+          << "input " << v << ": got " << r.get_str() << " but " << c.get_str() << " fits";
     }
   }
 }

@@ -1,0 +1,46 @@
+// Plans that attack the shortcuts of a proof (models/soundness, tools/examples/make_soundness.py):
+// each verdict was settled at full size, and must come out the same with shape reduction (the
+// default) and without it.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "run_cli.h"
+
+namespace onnx_tv::e2e {
+namespace {
+
+struct Case {
+  const char* model;
+  const char* shards;
+  int exit_code;  // the full-size truth: 0 EQUIVALENT, 1 NOT EQUIVALENT
+};
+
+std::string path(const std::string& model, const std::string& part) {
+  return (source_dir() / "models/soundness" / model / part).string();
+}
+
+class Soundness : public testing::TestWithParam<Case> {};
+
+TEST_P(Soundness, VerdictIsTheFullSizeTruth) {
+  const Case& c = GetParam();
+  for (const char* mode : {"", " --no-reduce"}) {
+    CliRun r = run_cli("check " + path(c.model, "spec.onnx") + " " + path(c.model, c.shards) +
+                       " --no-progress" + mode);
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.model << "/" << c.shards << mode << "\n" << r.out;
+  }
+}
+
+std::string name(const testing::TestParamInfo<Case>& info) {
+  return std::string(info.param.model) + "_" + info.param.shards;
+}
+
+INSTANTIATE_TEST_SUITE_P(FloatConstants, Soundness,
+                         testing::Values(Case{"f16_mean", "shards", 0},
+                                         Case{"f16_mean", "shards_div4095", 1},
+                                         Case{"f16_scale", "shards", 0},
+                                         Case{"f16_scale", "shards_div4095", 1}),
+                         name);
+
+}  // namespace
+}  // namespace onnx_tv::e2e

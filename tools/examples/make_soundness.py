@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Writes models/soundness/: small plans that attack the shortcuts a proof takes (the meaning of
+float constants, shape reduction, fewer ranks), each with a correct variant and a wrong one
+whose verdict was settled at full size. tests/e2e/soundness_test.cpp holds their verdicts.
+
+f16_mean: spec averages x over 4096 elements (ReduceMean). shards scales a ReduceSum by
+float16(2^-12), which stands for 1/4096 (correct); shards_div4095 divides by 4095 (wrong).
+f16_scale: the spec scales the ReduceSum by float16(2^-12); shards_div4095 divides by 4095
+(wrong: float16(2^-12) is 1/4096, not the 1/4095 that also rounds to it)."""
+import json
+import os
+import sys
+
+from onnx import TensorProto, helper, save
+
+F, F16 = TensorProto.FLOAT, TensorProto.FLOAT16
+
+
+def model(nodes, inputs, outputs, bindings=None, comm=False, inits=()):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    ops = [helper.make_opsetid("", 17)] + ([helper.make_opsetid("onnx_tv", 1)] if comm else [])
+    m = helper.make_model(g, opset_imports=ops, producer_name="soundness")
+    m.ir_version = 8
+    if bindings is not None:
+        helper.set_model_props(m, {"onnx_tv.bindings": json.dumps(bindings)})
+    return m
+
+
+def vi(name, shape, t=F):
+    return helper.make_tensor_value_info(name, t, shape)
+
+
+def const(name, value, t=F, shape=()):
+    vals = value if isinstance(value, list) else [value]
+    return helper.make_node("Constant", [], [name], name="/" + name,
+                            value=helper.make_tensor(name + "_v", t, list(shape), vals))
+
+
+def write(folder, spec, shards):
+    """shards: {folder name: [rank models]}"""
+    os.makedirs(folder, exist_ok=True)
+    save(spec, os.path.join(folder, "spec.onnx"))
+    for name, ranks in shards.items():
+        d = os.path.join(folder, name)
+        os.makedirs(d, exist_ok=True)
+        for r, m in enumerate(ranks):
+            if isinstance(m, dict):  # plan.json
+                with open(os.path.join(d, "plan.json"), "w") as f:
+                    json.dump(m, f, indent=1)
+            else:
+                save(m, os.path.join(d, f"rank{r}.onnx"))
+
+
+def whole(*names):
+    return [{"value": n, "spec": n} for n in names]
+
+
+def f16_cases(out):
+    n = 4096
+    xs = [vi("x", [n])]
+    mean = model([helper.make_node("ReduceMean", ["x"], ["y"], name="/mean", keepdims=0)],
+                 xs, [vi("y", [])])
+    f16_scale = [const("s16", 2.0 ** -12, F16),
+                 helper.make_node("Cast", ["s16"], ["s"], name="/cast", to=F),
+                 helper.make_node("ReduceSum", ["x"], ["t"], name="/sum", keepdims=0),
+                 helper.make_node("Mul", ["t", "s"], ["y"], name="/scale")]
+    div = [const("d", 4095.0),
+           helper.make_node("ReduceSum", ["x"], ["t"], name="/sum", keepdims=0),
+           helper.make_node("Div", ["t", "d"], ["y"], name="/div4095")]
+    b = whole("x", "y")
+    write(os.path.join(out, "f16_mean"), mean, {
+        "shards": [model(f16_scale, xs, [vi("y", [])], b)],
+        "shards_div4095": [model(div, xs, [vi("y", [])], b)]})
+    write(os.path.join(out, "f16_scale"), model(f16_scale, xs, [vi("y", [])]), {
+        "shards": [model([helper.make_node("ReduceMean", ["x"], ["y"], name="/mean", keepdims=0)],
+                         xs, [vi("y", [])], b)],
+        "shards_div4095": [model(div, xs, [vi("y", [])], b)]})
+
+
+CASES = [f16_cases]
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "soundness")
+    for case in CASES:
+        case(out)
+
+
+if __name__ == "__main__":
+    main()
