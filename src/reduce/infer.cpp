@@ -2,6 +2,7 @@
 // node of the spec and every step of the linked plan applies its rule, and bindings tie rank
 // values to the regions of spec values they hold.
 #include <algorithm>
+#include <set>
 
 #include "common/errors.h"
 #include "reduce/infer.h"
@@ -24,21 +25,32 @@ std::vector<int64_t> static_dims(const ProgramDims& p, const ir::ValueInfo& vi) 
   return out;
 }
 
-void start_program(Inference& inf, ProgramDims& p) {
+// `bound`: the program's values that bindings name (a bound initializer is an input).
+void start_program(Inference& inf, ProgramDims& p, const std::set<std::string>& bound) {
   for (const auto& vi : p.graph->inputs) {
     if (p.graph->initializers.count(vi.name)) continue;
     DimValue v;
     v.dims = inf.dims.fresh_shape(static_dims(p, vi), p.label + " input '" + vi.name + "'");
     v.dtype = vi.dtype;
+    v.symbolic = true;
     p.values[vi.name] = std::move(v);
   }
-  for (const auto& [name, c] : p.graph->initializers)
+  for (const auto& [name, c] : p.graph->initializers) {
     p.values[name] = const_dims(inf, c, p.label + " initializer '" + name + "'");
+    if (bound.count(name)) p.values[name].symbolic = true;
+  }
 }
+
 
 void store(ProgramDims& p, const ir::Node& node, std::vector<DimValue> outs) {
   for (size_t k = 0; k < node.outputs.size() && k < outs.size(); ++k)
     if (!node.outputs[k].empty()) p.values[node.outputs[k]] = std::move(outs[k]);
+}
+
+void run_node(Inference& inf, ProgramDims& p, size_t i) {
+  std::vector<DimValue> outs = infer_node(inf, p, i);
+  follow_sizes_as_data(inf, p, i, outs);
+  store(p, p.graph->nodes[i], std::move(outs));
 }
 
 const DimValue& value_of(ProgramDims& p, const std::string& name, const std::string& context) {
@@ -119,6 +131,16 @@ void run_comm(Inference& inf, const frontend::Plan& plan, const prove::Step& ste
   DimValue out = ins[0];
   out.concrete.reset();
   out.size_derived = false;
+  for (const DimValue& v : ins) {
+    out.symbolic |= v.symbolic;
+    for (Var p : v.positions)
+      if (std::find(out.positions.begin(), out.positions.end(), p) == out.positions.end())
+        out.positions.push_back(p);
+  }
+  // A sum over ranks of data that does not depend on the inputs counts the ranks (an
+  // all-reduced 1 is the group's size): the count keeps its full size.
+  const bool sums = first.comm.kind == CommKind::AllReduce || first.comm.kind == CommKind::ReduceScatter;
+  if (sums && !out.symbolic) fix_spanned(inf, first.comm.group, here + " sums data that does not depend on the inputs over it");
   const size_t r = out.dims.size();
   auto axis_of = [&](int64_t a) {
     const int64_t n = a < 0 ? a + int64_t(r) : a;
@@ -267,21 +289,26 @@ void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& 
   }
   inf.spec.graph = &spec;
   inf.spec.label = "spec.onnx";
-  start_program(inf, inf.spec);
-  for (size_t i = 0; i < spec.nodes.size(); ++i)
-    store(inf.spec, spec.nodes[i], infer_node(inf, inf.spec, i));
+  std::set<std::string> spec_bound;
+  std::vector<std::set<std::string>> rank_bound(size_t(plan.world_size));
+  for (const frontend::Binding& b : plan.bindings) {
+    spec_bound.insert(b.spec);
+    if (b.rank >= 0 && b.rank < plan.world_size) rank_bound[size_t(b.rank)].insert(b.value);
+  }
+  start_program(inf, inf.spec, spec_bound);
+  for (size_t i = 0; i < spec.nodes.size(); ++i) run_node(inf, inf.spec, i);
   inf.ranks.resize(size_t(plan.world_size));
   for (int64_t r = 0; r < plan.world_size; ++r) {
     ProgramDims& p = inf.ranks[size_t(r)];
     p.graph = &plan.program_of(r);
     p.label = "rank " + std::to_string(r) + " (" + p.graph->file + ")";
-    start_program(inf, p);
+    start_program(inf, p, rank_bound[size_t(r)]);
   }
   for (const prove::Step& step : linked.steps) {
     if (step.kind == prove::Step::Kind::Node) {
       ProgramDims& p = inf.ranks[size_t(step.members[0].rank)];
       const size_t i = step.members[0].node_index;
-      store(p, p.graph->nodes[i], infer_node(inf, p, i));
+      run_node(inf, p, i);
     } else {
       run_comm(inf, plan, step);
     }

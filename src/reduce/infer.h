@@ -28,6 +28,11 @@ struct DimValue {
   // axes, slice bounds. Their axes are fixed.
   std::optional<ir::Tensor> concrete;
   bool size_derived = false;  // its values come from the sizes of tensors (Shape, Size)
+  // Whether it depends on a symbolic input (a graph input or a bound initializer). Data that
+  // does not, summed over a dimension, counts that dimension's size (sizes_as_data.cpp).
+  bool symbolic = false;
+  // The variables of the Range axes whose positions it carries as values.
+  Axis positions;
 };
 
 using ValueDims = std::unordered_map<std::string, DimValue>;
@@ -62,6 +67,11 @@ struct Inference {
 // A node's output dims from its inputs' (rules.cpp). Throws NotReducible for an op without a
 // rule or a case the rules cannot follow.
 std::vector<DimValue> infer_node(Inference& inf, ProgramDims& prog, size_t node_index);
+
+// After a node's rule: what its outputs carry (symbolic, positions) and the dimensions that
+// must keep their full size because a size would be read as data (sizes_as_data.cpp).
+void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t node_index,
+                          std::vector<DimValue>& outs);
 
 // Whether input `slot` of `node` is a shape operand (axes, sizes, bounds) rather than data.
 bool is_shape_slot(const ir::Node& node, size_t slot);

@@ -1,0 +1,142 @@
+// Sizes that reach data by a way other than Shape and Size (docs/shape-reduction.md, "Sizes
+// read as values"). The reduced instance keeps two elements per piece, which proves the real
+// sizes only where no value counts the elements of a reduced dimension:
+// - a sum (or any reduction, softmax or cumulative sum) along a dimension of data that does
+//   not depend on the symbolic inputs is a function of the dimension's size: ReduceSum of an
+//   all-ones mask is the token count. At the reduced size it would be another number, so a
+//   plan that computes a count that way and one that writes it as a literal would part, or a
+//   wrong scale could cancel. Such a dimension keeps its full size.
+// - positions (the values of a Range along a reduced dimension) compared with, clamped to, or
+//   taken modulo anything that is not a position of the same kind (a literal 8190, a size) are
+//   read against the real size: `Where(pos < 8190, pos, 8190)` never clamps a reduced Range.
+//   Positions compared with positions (a causal mask from two Ranges) stay reducible. The
+//   Range's dimension keeps its full size otherwise.
+#include <algorithm>
+#include <set>
+
+#include "reduce/infer.h"
+
+namespace onnx_tv::reduce {
+
+namespace {
+
+using ir::Node;
+
+int64_t norm_axis(int64_t a, size_t rank) { return a < 0 ? a + int64_t(rank) : a; }
+
+// Ops that read their data's values against one another or against a threshold in a way no
+// affine map of positions preserves.
+const std::set<std::string>& threshold_ops() {
+  static const std::set<std::string> s = {
+      "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Equal", "Mod", "Min", "Max", "Clip",
+      "Floor", "Ceil", "Round", "Sign", "Abs", "Relu", "ArgMax", "ArgMin", "TopK"};
+  return s;
+}
+
+void add_positions(Axis& to, const Axis& from) {
+  for (Var v : from)
+    if (std::find(to.begin(), to.end(), v) == to.end()) to.push_back(v);
+}
+
+// The axes a reduction-like node sums or normalises its data input along.
+std::vector<int64_t> reduced_axes(Inference& inf, const Node& n, const DimValue& x,
+                                  const std::vector<const DimValue*>& in) {
+  const std::string& op = n.op_type;
+  const size_t r = x.dims.size();
+  std::vector<int64_t> axes;
+  if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") {
+    const int64_t def = n.opset < 13 ? 1 : -1;
+    const int64_t a = norm_axis(n.attribute("axis") ? n.attribute("axis")->i : def, r);
+    if (n.opset < 13)  // the older forms normalise over every axis from `axis` on
+      for (int64_t k = a; k < int64_t(r); ++k) axes.push_back(k);
+    else
+      axes.push_back(a);
+    return axes;
+  }
+  if (op == "CumSum") {
+    if (in.size() > 1 && in[1]) {
+      auto v = integer_values(inf, *in[1]);
+      if (v && v->size() == 1) return {norm_axis((*v)[0], r)};
+    }
+    for (size_t k = 0; k < r; ++k) axes.push_back(int64_t(k));  // unknown: all of them
+    return axes;
+  }
+  // Reduce*: attribute axes, or input 1 (opset 18, ReduceSum 13); none means all.
+  if (auto* a = n.attribute("axes")) axes = a->ints;
+  if (in.size() > 1 && in[1])
+    if (auto v = integer_values(inf, *in[1])) axes = *v;
+  const bool noop = n.attribute("noop_with_empty_axes") && n.attribute("noop_with_empty_axes")->i;
+  if (axes.empty() && !noop)
+    for (size_t k = 0; k < r; ++k) axes.push_back(int64_t(k));
+  for (auto& a : axes) a = norm_axis(a, r);
+  return axes;
+}
+
+void fix_counted(Inference& inf, ProgramDims& prog, size_t idx, const DimShape& dims,
+                 const std::vector<int64_t>& axes) {
+  for (int64_t a : axes)
+    if (a >= 0 && a < int64_t(dims.size()))
+      inf.dims.fix(dims[size_t(a)], where(prog, idx) +
+                                         " sums data that does not depend on the inputs along "
+                                         "it, which counts its size");
+}
+
+}  // namespace
+
+void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
+                          std::vector<DimValue>& outs) {
+  const Node& n = prog.graph->nodes[idx];
+  const std::string& op = n.op_type;
+  std::vector<const DimValue*> in;
+  bool symbolic = false;
+  Axis positions;
+  for (const auto& name : n.inputs) {
+    auto it = name.empty() ? prog.values.end() : prog.values.find(name);
+    in.push_back(it == prog.values.end() ? nullptr : &it->second);
+    if (!in.back()) continue;
+    symbolic |= in.back()->symbolic;
+    add_positions(positions, in.back()->positions);
+  }
+  const DimValue* x = in.empty() ? nullptr : in[0];
+
+  if (x && !x->symbolic && !x->concrete) {
+    const bool reduces = op.rfind("Reduce", 0) == 0 || op == "Softmax" || op == "LogSoftmax" ||
+                         op == "Hardmax" || op == "CumSum";
+    if (reduces) fix_counted(inf, prog, idx, x->dims, reduced_axes(inf, n, *x, in));
+    if ((op == "MatMul" || op == "Gemm") && in.size() > 1 && in[1] && !in[1]->symbolic &&
+        !in[1]->concrete) {
+      int64_t ka = int64_t(x->dims.size()) - 1;
+      if (op == "Gemm" && n.attribute("transA") && n.attribute("transA")->i) ka = 0;
+      fix_counted(inf, prog, idx, x->dims, {ka});
+    }
+  }
+
+  if (!positions.empty() && threshold_ops().count(op)) {
+    // Positions read against something that is not a position of theirs (Clip's bounds and a
+    // Mod's divisor are operands too); one operand alone has its steps and kinks at fixed
+    // values of the positions.
+    size_t operands = 0;
+    bool against_other = false;
+    for (const DimValue* v : in)
+      if (v) {
+        ++operands;
+        if (v->positions.empty()) against_other = true;
+      }
+    if (operands == 1) against_other = true;
+    if (against_other)
+      inf.dims.fix(positions, where(prog, idx) + " reads positions along it against a fixed "
+                                                   "value (" + op + ")");
+  }
+  if (op == "Div" && !positions.empty() && !outs.empty() && ir::is_integer(outs[0].dtype))
+    inf.dims.fix(positions, where(prog, idx) + " divides positions along it in integers");
+
+  for (DimValue& o : outs) {
+    o.symbolic = symbolic;
+    if (op == "Shape" || op == "Size") continue;  // sizes, frozen at their full value
+    add_positions(o.positions, positions);
+  }
+  if (op == "Range" && !outs.empty() && !outs[0].concrete && !outs[0].dims.empty())
+    add_positions(outs[0].positions, outs[0].dims[0]);
+}
+
+}  // namespace onnx_tv::reduce
