@@ -33,8 +33,8 @@ def issue_class(rec):
     return min(feats) if len(feats) == 1 else (sorted(feats) or None)
 
 
-def save(rec, res, name, pending=False):
-    folder = os.path.join(PENDING if pending else CASES, name)
+def save(rec, res, name, root):
+    folder = os.path.join(root, name)
     write_case(rec, folder)
     meta = dict(expect=oracle.expected_verdict(res["num"]), found=res["cls"],
                 issue_class=issue_class(rec), verdicts=dict(reduced=res["red"], no_reduce=res["full"]),

@@ -25,7 +25,7 @@ class Gen:
         n = r.choice([2, 3, 4, 4])
         spmd = r.random() < 0.5
         dims = {d: r.choice([1, 2, 2, 4]) for d in "abc"}
-        if r.random() < 0.15:  # a long dimension: low-precision means over it, position clamps
+        if r.random() < 0.25:  # a long dimension: low-precision means over it, position clamps
             dims["a"] = r.choice([4096, 8192, 512]) // n if n != 3 else 1536 // 3
         self.rec = dict(n=n, spmd=spmd, dims=dims, steps=[], outputs=[], bug=None, seed=seed)
         self.vals = {}  # name -> [dims, layout, positive]
@@ -126,7 +126,8 @@ class Gen:
         st = dict(k="unary", op=op, ins=[x], out=self.name("u"))
         if op == "Relu" and self.rng.random() < 0.5:
             st["form"] = "trans_max"  # plan: Max(x, K*E, 0) with E a nearly cancelling constant
-            st["bug"] = self.maybe_bug("trans_max")
+            st["tvar"] = self.rng.choice(["max", "abs"])
+            st["bug"] = self.maybe_bug("trans_max") or self.maybe_bug("trans_max")
         return self.add(st, self.vals[x][0], self.vals[x][1], op in ("Exp", "Sigmoid", "Abs", "Relu"))
 
     def binary(self, x):
@@ -271,7 +272,9 @@ class Gen:
 def generate(seed, steps=None):
     g = Gen(seed)
     r = g.rng
-    g.input(("a", "b"))
+    x = g.input(("a", "b"))
+    if g.rec["dims"]["a"] * g.rec["n"] >= 512 and r.random() < 0.5:
+        g.reduce(x)  # the long dimension is there for a mean over it
     for _ in range(steps or r.randint(1, 5)):
         for _attempt in range(5):
             try:

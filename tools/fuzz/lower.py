@@ -97,13 +97,20 @@ class Side:
 
     def st_unary(self, st):
         (x,) = self.ins(st)
-        if st.get("form") == "trans_max" and self.rank is not None:
+        if st.get("form") == "trans_max":
             a, b, k = NEAR_ZERO[st.get("bug") == "trans_max"]
             g = self.g
             e = g.node("Sub", [g.node("Mul", [g.const(a), g.node("Log", [g.const(2.0)])]),
                                g.node("Mul", [g.const(b), g.node("Log", [g.const(3.0)])])])
-            self.set(st, g.node("Max", [x, g.node("Mul", [g.const(k), e]), g.const(0.0)]))
-            return
+            if st.get("tvar") == "abs":  # spec relu(x) * K*(-E), plan relu(x) * K*|E|
+                ke = g.node("Mul", [g.const(k), e if self.rank is not None else g.node("Neg", [e])])
+                if self.rank is not None:
+                    ke = g.node("Abs", [ke])
+                self.set(st, g.node("Mul", [g.node("Relu", [x]), ke]))
+                return
+            if self.rank is not None:  # plan max(x, K*E, 0) for the spec's relu(x)
+                self.set(st, g.node("Max", [x, g.node("Mul", [g.const(k), e]), g.const(0.0)]))
+                return
         self.set(st, self.g.node(st["op"], [x]))
 
     def st_binary(self, st):

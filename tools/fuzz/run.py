@@ -42,7 +42,9 @@ def _init(binary):
 
 
 def kind(rec, res):
-    return "%s-ic%s-%s" % (res["cls"], cases.issue_class(rec), rec["bug"] or "correct")
+    ic = cases.issue_class(rec)
+    ic = "-".join(map(str, ic)) if isinstance(ic, list) else ic
+    return "%s-ic%s-%s" % (res["cls"], ic, rec["bug"] or "correct")
 
 
 def main(argv=None):
@@ -84,7 +86,7 @@ def main(argv=None):
                                                  log=print)
                     res = oracle.run_case(a.binary, write_case(small, os.path.join(
                         tempfile.gettempdir(), "onnx-tv-fuzz-final")))
-                print("  saved", cases.save(small, res, "%s-seed%d" % (k, seed), pending=False),
+                print("  saved", cases.save(small, res, "%s-seed%d" % (k, seed), a.save),
                       flush=True)
         if time.time() - last_report > 600:
             last_report = time.time()
