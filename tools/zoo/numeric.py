@@ -16,6 +16,9 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from . import exact_const
+from .float_meaning import meaning_array
+
 TOL = 1e-9
 FLOAT_TYPES = {1, 10, 11, 16}
 
@@ -90,6 +93,23 @@ def run_op(node, ins):
              "Identity": lambda v: v}
     if op in unary:
         return [np.asarray(unary[op](x))]
+    if op == "Abs":
+        return [np.abs(x)]
+    if op in ("Max", "Min", "Sum", "Mean"):
+        f = {"Max": np.maximum, "Min": np.minimum, "Sum": np.add, "Mean": np.add}[op]
+        y = ins[0]
+        for v in ins[1:]:
+            y = f(y, v)
+        return [y / len(ins) if op == "Mean" else y]
+    if op == "LayerNormalization":
+        ax = a.get("axis", -1) % x.ndim
+        axes = tuple(range(ax, x.ndim))
+        mu = np.mean(x, axis=axes, keepdims=True)
+        var = np.mean((x - mu) ** 2, axis=axes, keepdims=True)
+        y = (x - mu) / np.sqrt(var + a.get("epsilon", 1e-5)) * ins[1]
+        return [y + ins[2] if len(ins) > 2 and ins[2] is not None else y]
+    if op == "Size":
+        return [np.array(np.size(x), np.int64)]
     if op == "Softmax":
         return [_softmax(x, a.get("axis", -1))]
     if op == "LogSoftmax":
@@ -138,11 +158,19 @@ def run_op(node, ins):
         return [np.tile(x, [int(s) for s in ins[1]])]
     if op == "Where":
         return [np.where(ins[0], ins[1], ins[2])]
-    if op in ("Equal", "Less", "Greater"):
-        return [{"Equal": np.equal, "Less": np.less, "Greater": np.greater}[op](ins[0], ins[1])]
+    if op in ("Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"):
+        return [{"Equal": np.equal, "Less": np.less, "Greater": np.greater,
+                 "LessOrEqual": np.less_equal, "GreaterOrEqual": np.greater_equal}[op](ins[0], ins[1])]
+    if op == "Not":
+        return [np.logical_not(x)]
     if op == "Cast":
         return [_cast(x, a["to"])]
     if op == "Constant":
+        if "value_float" in a or "value_floats" in a:
+            v = a.get("value_float", a.get("value_floats"))
+            return [meaning_array(np.asarray(v, np.float32), 1)]
+        if "value_int" in a or "value_ints" in a:
+            return [np.asarray(a.get("value_int", a.get("value_ints")), np.int64)]
         return [_tensor(a["value"])]
     if op == "ConstantOfShape":
         v = _tensor(a["value"]) if "value" in a else np.zeros(1)
@@ -161,7 +189,8 @@ def run_op(node, ins):
             return [x]
         return [_reduce(np.sum, x, axes, a.get("keepdims", 1))]
     if op == "ReduceMean":
-        return [_reduce(np.mean, x, a.get("axes"), a.get("keepdims", 1))]
+        axes = ins[1] if len(ins) > 1 else a.get("axes")
+        return [_reduce(np.mean, x, axes, a.get("keepdims", 1))]
     if op == "ReduceMax":
         return [_reduce(np.max, x, a.get("axes"), a.get("keepdims", 1))]
     if op == "ReduceSumSquare":
@@ -172,19 +201,50 @@ def run_op(node, ins):
 def _tensor(t):
     arr = numpy_helper.to_array(t)
     if arr.dtype.kind == "f":
-        return arr.astype(np.float64)
+        return meaning_array(arr, t.data_type)  # the contract's value, not the binary one
     if arr.dtype.kind == "b":
         return arr
     return arr.astype(np.int64)
 
 
 # ---- one graph ------------------------------------------------------------------------------------
-def run_graph(model, feeds):
+def eval_node(node, ins, exact):
+    """run_op, with values that depend on constants only also carried exactly (exact_const)."""
+    outs = run_op(node, ins)
+    if exact is None or len(node.output) != 1:
+        return outs
+    y = None
+    if node.op_type == "Constant" and "value" in _attrs(node):
+        t = _attrs(node)["value"]
+        y = exact_const.from_tensor(numpy_helper.to_array(t), t.data_type)
+    elif node.op_type == "Constant" and "value_float" in _attrs(node):
+        y = exact_const.from_tensor(np.float32(_attrs(node)["value_float"]), 1)
+    elif node.input and all(i in exact for i in node.input if i):
+        y = exact_const.fold(node.op_type, [exact[i] for i in node.input if i], _attrs(node))
+    if y is not None and np.shape(y) == np.shape(outs[0]):
+        exact[node.output[0]] = y
+        return [exact_const.to_float(y)]
+    return outs
+
+
+def exact_initializers(model, symbolic=()):
+    """Exact values of the small float initializers that are constants (not bound)."""
+    out = {}
+    for t in model.graph.initializer:
+        if t.name not in symbolic:
+            y = exact_const.from_tensor(numpy_helper.to_array(t), t.data_type)
+            if y is not None:
+                out[t.name] = y
+    return out
+
+
+def run_graph(model, feeds, exact=None):
     """Single-device evaluation (no communication ops)."""
     env = dict(feeds)
+    exact = dict(exact) if exact is not None else None
     for node in model.graph.node:
         try:
-            outs = run_op(node, [env[i] if i else None for i in node.input])
+            outs = eval_node(node, [env[i] if i else None for i in node.input], exact)
         except (ValueError, IndexError, FloatingPointError) as e:
             raise InputError("node %s: %s" % (node.name, e))
         for n, v in zip(node.output, outs):
@@ -387,11 +447,12 @@ def _collective(op, a, xs, n):
     raise InputError(op)
 
 
-def run_ranks(plan, rank_feeds):
+def run_ranks(plan, rank_feeds, exacts=None):
     """Dataflow execution of every rank; collectives fire when all members are ready, a Recv when
     its Send has run. Returns {rank: {value: array}}."""
     W = plan.world
     envs = {r: dict(rank_feeds[r]) for r in range(W)}
+    exacts = exacts or {r: None for r in range(W)}
     pending = {r: list(plan.models[r].graph.node) for r in range(W)}
     inst_of, members = {}, {}
     for r in range(W):
@@ -450,7 +511,7 @@ def run_ranks(plan, rank_feeds):
                     continue
                 else:
                     try:
-                        outs = run_op(node, ins)
+                        outs = eval_node(node, ins, exacts[r])
                     except (ValueError, IndexError, FloatingPointError) as e:
                         raise InputError("rank %d node %s: %s" % (r, node.name, e))
                     for n, v in zip(node.output, outs):
@@ -488,6 +549,11 @@ def _check_declared(model, values, where):
 
 
 # ---- the check ------------------------------------------------------------------------------------
+def _worse(a, b):
+    """max that keeps a NaN (Python's max(0.0, nan) is 0.0: it hid NaN errors)."""
+    return float("nan") if math.isnan(a) or math.isnan(b) else max(a, b)
+
+
 def check(spec_path, shards_dir, seed=0):
     t0 = time.time()
     spec = onnx.load(spec_path)
@@ -500,7 +566,7 @@ def check(spec_path, shards_dir, seed=0):
     t1 = time.time()
     spec_env = dict(spec_inits)
     spec_env.update(sym)
-    spec_out = run_graph(spec, spec_env)
+    spec_out = run_graph(spec, spec_env, exact_initializers(spec, bound_inits))
     t_spec = time.time() - t1
     spec_vals = dict(spec_env)
     spec_vals.update(spec_out)
@@ -541,7 +607,10 @@ def check(spec_path, shards_dir, seed=0):
             if i.name not in feeds[r]:
                 raise InputError("rank %d input %s is not bound" % (r, i.name))
     t2 = time.time()
-    envs = run_ranks(plan, feeds)
+    bound_rank = {(r, b["value"]) for r, b in plan.bindings}
+    exacts = {r: exact_initializers(plan.models[r], {v for q, v in bound_rank if q == r})
+              for r in range(plan.world)}
+    envs = run_ranks(plan, feeds, exacts)
     t_plan = time.time() - t2
 
     _check_declared(spec, spec_out, "spec")
@@ -555,10 +624,20 @@ def check(spec_path, shards_dir, seed=0):
         errs[o.name] = 0.0
 
     def rel(v, ref):
-        scale = max(float(np.max(np.abs(ref))) if ref.size else 0.0, 1e-300)
+        """Largest difference relative to the largest finite reference value. Equal entries
+        (infinities of one sign included) differ by 0; a NaN on either side, or an infinity
+        against anything else, is an infinite error (a NaN must never compare as agreement)."""
         if v.shape != ref.shape:
             return float("inf")
-        return float(np.max(np.abs(v - ref))) / scale if ref.size else 0.0
+        if not ref.size:
+            return 0.0
+        fin = np.isfinite(ref)
+        scale = max(float(np.max(np.abs(ref[fin]))) if fin.any() else 0.0, 1e-300)
+        same = v == ref
+        if np.any(~same & ~(np.isfinite(v) & fin)):
+            return float("inf")
+        d = np.where(same, 0.0, np.abs(np.where(same, 0.0, v) - np.where(same, 0.0, ref)))
+        return float(np.max(d)) / scale
 
     for r, name, sname, sl, partial in checks:
         if sname not in spec_out:
@@ -569,12 +648,12 @@ def check(spec_path, shards_dir, seed=0):
         if partial:
             partial_sets.setdefault(partial, (sname, idx, ref, []))[3].append(v)
         else:
-            errs[sname] = max(errs[sname], rel(np.asarray(v, np.float64), ref))
+            errs[sname] = _worse(errs[sname], rel(np.asarray(v, np.float64), ref))
             covered[sname][idx] = True
     for key, (sname, idx, ref, vs) in partial_sets.items():
         total = np.sum(np.stack([np.asarray(v, np.float64) for v in vs]), axis=0) if \
             all(np.shape(v) == ref.shape for v in vs) else None
-        errs[sname] = max(errs[sname], float("inf") if total is None else rel(total, ref))
+        errs[sname] = _worse(errs[sname], float("inf") if total is None else rel(total, ref))
         covered[sname][idx] = True
     missing = [n for n, c in covered.items() if not c.all()]
     if missing:
