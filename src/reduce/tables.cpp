@@ -167,31 +167,37 @@ std::vector<ConstSite> classify_constants(Inference& inf, const ir::Graph& spec,
       if (f.rank < 0 || s.action != ConstSite::Action::Keep || !has_reducible(inf, *f.dims))
         continue;
       const std::string label = "constant '" + f.name + "' of rank " + std::to_string(f.rank);
-      bool matched = false;
       // Prefer the spec table of the same name, then any other in file order.
       std::vector<const Found*> order(spec_tables.begin(), spec_tables.end());
       std::stable_partition(order.begin(), order.end(),
                             [&](const Found* t) { return t->name == f.name; });
+      // Every region it equals, up to two: a table that equals several (a periodic table held
+      // by two sequence shards) could stand for any of them, and binding it to one that is not
+      // where its rank's data lies would make the instance differ where the plan is right.
+      std::vector<std::pair<const Found*, std::vector<int64_t>>> matches;
       for (const Found* t : order) {
         if (t->tensor->shape.size() != f.tensor->shape.size() ||
             ir::is_float(t->tensor->dtype) != ir::is_float(f.tensor->dtype))
           continue;
         for (const auto& start : candidate_starts(t->tensor->shape, f.tensor->shape, 4096)) {
-          if (!equals_region(*t->tensor, *f.tensor, start)) continue;
-          s.action = ConstSite::Action::RankTable;
-          s.table = t->name;
-          s.region.start = start;
-          s.region.end = start;
-          for (size_t d = 0; d < start.size(); ++d) s.region.end[d] += f.tensor->shape[d];
-          bind_region(inf, *t->dims, *f.dims, s.region, label + " equals a region of spec constant '" + t->name + "'");
-          matched = true;
-          break;
+          if (matches.size() >= 2) break;
+          if (equals_region(*t->tensor, *f.tensor, start)) matches.emplace_back(t, start);
         }
-        if (matched) break;
       }
-      if (!matched) {
-        for (const Axis& a : *f.dims)
-          inf.dims.fix(a, label + " varies along it and equals no region of a spec constant");
+      if (matches.size() == 1) {
+        const auto& [t, start] = matches[0];
+        s.action = ConstSite::Action::RankTable;
+        s.table = t->name;
+        s.region.start = start;
+        s.region.end = start;
+        for (size_t d = 0; d < start.size(); ++d) s.region.end[d] += f.tensor->shape[d];
+        bind_region(inf, *t->dims, *f.dims, s.region,
+                    label + " equals a region of spec constant '" + t->name + "'");
+      } else {
+        const std::string why = matches.empty()
+                                    ? " varies along it and equals no region of a spec constant"
+                                    : " varies along it and equals several regions of spec constants";
+        for (const Axis& a : *f.dims) inf.dims.fix(a, label + why);
         changed = true;
       }
     }
