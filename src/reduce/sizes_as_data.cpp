@@ -90,10 +90,12 @@ void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
   std::vector<const DimValue*> in;
   bool symbolic = false;
   Axis positions;
-  for (const auto& name : n.inputs) {
+  for (size_t k = 0; k < n.inputs.size(); ++k) {
+    const std::string& name = n.inputs[k];
     auto it = name.empty() ? prog.values.end() : prog.values.find(name);
     in.push_back(it == prog.values.end() ? nullptr : &it->second);
-    if (!in.back()) continue;
+    // Sizes, axes and bounds are not data: the shape of a symbolic tensor is a constant.
+    if (!in.back() || is_shape_slot(n, k)) continue;
     symbolic |= in.back()->symbolic;
     add_positions(positions, in.back()->positions);
   }
@@ -131,7 +133,7 @@ void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
     inf.dims.fix(positions, where(prog, idx) + " divides positions along it in integers");
 
   for (DimValue& o : outs) {
-    o.symbolic = symbolic;
+    o.symbolic = symbolic && op != "Shape" && op != "Size";
     if (op == "Shape" || op == "Size") continue;  // sizes, frozen at their full value
     add_positions(o.positions, positions);
   }

@@ -42,5 +42,10 @@ INSTANTIATE_TEST_SUITE_P(FloatConstants, Soundness,
                                          Case{"f16_scale", "shards_div4095", 1}),
                          name);
 
+INSTANTIATE_TEST_SUITE_P(CountsCarriedByConstants, Soundness,
+                         testing::Values(Case{"masked_mean", "shards", 0},
+                                         Case{"masked_mean", "shards_half_count", 1}),
+                         name);
+
 }  // namespace
 }  // namespace onnx_tv::e2e

@@ -6,7 +6,11 @@ whose verdict was settled at full size. tests/e2e/soundness_test.cpp holds their
 f16_mean: spec averages x over 4096 elements (ReduceMean). shards scales a ReduceSum by
 float16(2^-12), which stands for 1/4096 (correct); shards_div4095 divides by 4095 (wrong).
 f16_scale: the spec scales the ReduceSum by float16(2^-12); shards_div4095 divides by 4095
-(wrong: float16(2^-12) is 1/4096, not the 1/4095 that also rounds to it)."""
+(wrong: float16(2^-12) is 1/4096, not the 1/4095 that also rounds to it).
+masked_mean: the spec averages each row of x[4, 512]; two ranks hold two rows each and divide
+a sum by the count of an all-ones mask built as ConstantOfShape(Shape(x)) (correct);
+shards_half_count scales by 256 times that count, right only where a row has 2 elements.
+Reduction must not shrink the counted dimension (it would count 2, not 512)."""
 import json
 import os
 import sys
@@ -77,7 +81,36 @@ def f16_cases(out):
         "shards_div4095": [model(div, xs, [vi("y", [])], b)]})
 
 
-CASES = [f16_cases]
+def masked_mean_cases(out):
+    rows, cols, ranks = 4, 512, 2
+    spec = model([helper.make_node("ReduceMean", ["x"], ["y"], name="/mean", axes=[1], keepdims=0)],
+                 [vi("x", [rows, cols])], [vi("y", [rows])])
+
+    def rank(r, extra_scale):
+        nodes = [helper.make_node("Shape", ["x_local"], ["shape"], name="/mask/Shape"),
+                 helper.make_node("ConstantOfShape", ["shape"], ["mask"], name="/mask/Ones",
+                                  value=helper.make_tensor("one", F, [1], [1.0])),
+                 helper.make_node("Mul", ["x_local", "mask"], ["xm"], name="/masked"),
+                 const("axes", [1], TensorProto.INT64, [1]),
+                 helper.make_node("ReduceSum", ["xm", "axes"], ["total"], name="/sum", keepdims=0),
+                 helper.make_node("ReduceSum", ["mask", "axes"], ["count"], name="/count",
+                                  keepdims=0)]
+        if extra_scale != 1:
+            nodes += [const("k", float(extra_scale)),
+                      helper.make_node("Mul", ["count", "k"], ["count_k"], name="/count_scaled")]
+        nodes.append(helper.make_node("Div", ["total", "count_k" if extra_scale != 1 else "count"],
+                                      ["y_local"], name="/div"))
+        b = rows // ranks
+        binds = [{"value": "x_local", "spec": "x", "slice": [[r * b, r * b + b], None]},
+                 {"value": "y_local", "spec": "y", "slice": [[r * b, r * b + b]]}]
+        return model(nodes, [vi("x_local", [b, cols])], [vi("y_local", [b])], binds)
+
+    write(os.path.join(out, "masked_mean"), spec, {
+        "shards": [rank(r, 1) for r in range(ranks)],
+        "shards_half_count": [rank(r, cols // 2) for r in range(ranks)]})
+
+
+CASES = [f16_cases, masked_mean_cases]
 
 
 def main():
