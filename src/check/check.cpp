@@ -415,6 +415,7 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
     cut = fewer;
     cut->plan = plan = std::move(c->plan);
     cut->micro_batch_pieces = std::move(c->piece_dims);
+    cut->micro_batch_totals = c->totals;
     linked = std::move(c->linked);
     totals = Totals{std::move(c->totals), size_t(fewer.micro_batch_count)};
   }

@@ -60,20 +60,6 @@ const DimValue& value_of(ProgramDims& p, const std::string& name, const std::str
   return it->second;
 }
 
-// The mesh axes on which the members of a group differ, in mesh order.
-std::vector<size_t> spanned_axes(const Inference& inf, const std::vector<int64_t>& group) {
-  std::vector<size_t> out;
-  if (!inf.full_mesh || group.empty()) return out;
-  const auto first = inf.full_mesh->coords(inf.original[size_t(group[0])]);
-  for (size_t a = 0; a < first.size(); ++a)
-    for (int64_t r : group)
-      if (inf.full_mesh->coords(inf.original[size_t(r)])[a] != first[a]) {
-        out.push_back(a);
-        break;
-      }
-  return out;
-}
-
 // The count of a collective's group as the product of its mesh axes' counts at full size,
 // when the group is every rank kept along those axes in row-major order (the rank-generic
 // group_axes form); `plan_mesh` is the mesh of the ranks kept.
@@ -327,6 +313,19 @@ void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& 
                 piece == inf.micro_batch_pieces.end() ? std::nullopt
                                                       : std::optional<size_t>(piece->second));
   }
+}
+
+std::vector<size_t> spanned_axes(const Inference& inf, const std::vector<int64_t>& group) {
+  std::vector<size_t> out;
+  if (!inf.full_mesh || group.empty()) return out;
+  const auto first = inf.full_mesh->coords(inf.original[size_t(group[0])]);
+  for (size_t a = 0; a < first.size(); ++a)
+    for (int64_t r : group)
+      if (inf.full_mesh->coords(inf.original[size_t(r)])[a] != first[a]) {
+        out.push_back(a);
+        break;
+      }
+  return out;
 }
 
 void check_shrunk_counts(Inference& inf) {

@@ -34,6 +34,8 @@ struct FewerRanks {
   int64_t micro_batches = 0;
   int64_t micro_batch_count = 0;
   std::map<std::pair<int64_t, std::string>, size_t> micro_batch_pieces;
+  // Per program of `plan`: the outputs of its sums over micro-batches (with fewer micro-batches).
+  std::vector<std::vector<std::string>> micro_batch_totals;
 };
 
 // `keep`: axis -> why it keeps all its ranks (the key "" for every axis), from earlier tries.

@@ -89,6 +89,7 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::Li
   for (auto& p : inf.ranks) check_declared(inf, p);
   std::vector<ConstSite> sites = classify_constants(inf, spec, plan, bound);
   check_shrunk_counts(inf);
+  check_count_degrees(inf, spec, plan, linked, bound, fewer.micro_batch_totals);
 
   Reduced out;
   std::set<std::string> spec_bound;

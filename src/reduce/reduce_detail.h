@@ -36,6 +36,18 @@ void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& 
                    const prove::LinkedPlan& linked, const FewerRanks& fewer,
                    std::vector<BoundRegion>& bound);
 
+// The mesh axes (of the full mesh) on which the members of a group of kept ranks differ, in
+// mesh order.
+std::vector<size_t> spanned_axes(const Inference& inf, const std::vector<int64_t>& group);
+
+// Throws KeepRanks where an output's degree in a shrunk count (of ranks along a mesh axis, or
+// of micro-batches) may exceed 1, so that proofs at 2 and 3 would not prove every count
+// (count_degree.cpp, docs/shape-reduction.md "Why 2 and 3"). `totals` names, per program, the
+// outputs of the sums over micro-batches.
+void check_count_degrees(Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
+                         const prove::LinkedPlan& linked, const std::vector<BoundRegion>& bound,
+                         const std::vector<std::vector<std::string>>& totals);
+
 // Throws KeepRanks for an axis chosen to shrink whose count of ranks is no longer one
 // reducible variable: only a whole count maps to rank coordinates. The same for the count of
 // micro-batches (the axis kMicroBatches). Called once every rule that may fix or split a
