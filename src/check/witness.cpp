@@ -8,10 +8,16 @@
 #include <unordered_set>
 
 #include "solver/evaluator.h"
+#include "solver/interval_evaluator.h"
 
 namespace onnx_tv::prove {
 
 namespace {
+
+// Precisions of the interval evaluators that confirm a witness, tried in turn: deep values
+// lose bits at every layer, so a difference that 128 bits cannot separate may need more.
+constexpr mpfr_prec_t kIntervalPrecisions[] = {128, 512, 2048};
+constexpr int kIntervalLevels = 3;
 
 void collect(const solver::Context& ctx, solver::PolyId p, std::set<std::string>& out,
              std::unordered_set<solver::PolyId>& seen_polys,
@@ -29,7 +35,12 @@ void collect(const solver::Context& ctx, solver::PolyId p, std::set<std::string>
     }
 }
 
-std::string number_text(solver::Evaluator& ev, solver::Value v) {
+using SymbolValue = std::function<solver::Rational(const std::string&)>;
+
+// A value's number at a witness: exact where it is rational, else the midpoint of a tight
+// interval (long double alone can be wrong in every digit after a cancellation).
+std::string number_text(const solver::Context& ctx, solver::Evaluator& ev, const SymbolValue& at,
+                        solver::Value v) {
   if (!v.is_finite()) return v.inf > 0 ? "inf" : "-inf";
   if (auto q = ev.exact(v)) {
     std::string s = solver::to_string(*q);
@@ -43,23 +54,53 @@ std::string number_text(solver::Evaluator& ev, solver::Value v) {
   }
   std::ostringstream os;
   os.precision(15);
-  os << ev.approx(v);
+  solver::IntervalEvaluator iv(ctx, at, 256);
+  if (solver::MaybeInterval x = iv.eval(v)) os << x->midpoint();
+  else os << ev.approx(v);
   return os.str();
 }
 
-bool differs(solver::Evaluator& ev, solver::Value a, solver::Value b) {
-  if (!a.is_finite() || !b.is_finite()) return true;  // the values differ, so one is finite or the signs differ
-  if (auto qa = ev.exact(a), qb = ev.exact(b); qa && qb) return *qa != *qb;
-  long double x = ev.approx(a), y = ev.approx(b);
-  if (std::isnan(x) || std::isnan(y)) return false;
-  const long double scale = std::max({1.0L, std::fabs(x), std::fabs(y)});
-  return std::fabs(x - y) > 1e-9L * scale;
+// Whether a and b are surely different at a point: both defined there, and exact values that
+// differ or intervals that are disjoint. long double only filters: where it sees no clear
+// difference there is no witness, and where it sees one, intervals must confirm it, since
+// rounding error (a cancellation of large exp terms) can pass for a difference. `intervals`
+// gives the interval evaluator of each level (kIntervalPrecisions) at the point.
+bool differs(solver::Evaluator& ev, const std::function<solver::IntervalEvaluator&(int)>& intervals,
+             solver::Value a, solver::Value b) {
+  if (a == b) return false;
+  const bool finite = a.is_finite() && b.is_finite();
+  if (finite) {
+    if (auto qa = ev.exact(a), qb = ev.exact(b); qa && qb) return *qa != *qb;
+    long double x = ev.approx(a), y = ev.approx(b);
+    if (std::isnan(x) || std::isnan(y)) return false;
+    const long double scale = std::max({1.0L, std::fabs(x), std::fabs(y)});
+    if (std::fabs(x - y) <= 1e-9L * scale) return false;
+  } else if (!a.is_finite() && !b.is_finite()) {
+    return true;  // infinities of opposite signs
+  }
+  for (int level = 0; level < kIntervalLevels; ++level) {
+    solver::IntervalEvaluator& e = intervals(level);
+    if (!finite) {  // against an infinity: the finite side must be defined
+      if ((a.is_finite() ? e.eval(a) : e.eval(b))) return true;
+      continue;
+    }
+    solver::MaybeInterval x = e.eval(a), y = e.eval(b);
+    if (x && y && disjoint(*x, *y)) return true;
+  }
+  return false;
 }
 
 bool differs(const solver::Context& ctx, solver::Value a, solver::Value b,
              const std::map<std::string, solver::Rational>& point) {
-  solver::Evaluator ev(ctx, [&](const std::string& s) { return point.at(s); });
-  return differs(ev, a, b);
+  SymbolValue at = [&](const std::string& s) { return point.at(s); };
+  solver::Evaluator ev(ctx, at);
+  std::unique_ptr<solver::IntervalEvaluator> levels[kIntervalLevels];
+  return differs(ev, [&](int level) -> solver::IntervalEvaluator& {
+    if (!levels[level])
+      levels[level] = std::make_unique<solver::IntervalEvaluator>(
+          ctx, at, kIntervalPrecisions[level], ev);
+    return *levels[level];
+  }, a, b);
 }
 
 // Sets as many inputs to 0 as it can while the two sides still differ, in halving chunks, so
@@ -137,21 +178,43 @@ solver::Rational WitnessSearch::raw_value(int t, const std::string& name) const 
   return t < 40 ? solver::Rational(v) : solver::Rational(v, long(next(state) % 7) + 2);
 }
 
+std::function<solver::Rational(const std::string&)> WitnessSearch::point(int t) const {
+  return [this, t](const std::string& s) { return value(t, s); };
+}
+
+solver::IntervalEvaluator& WitnessSearch::intervals(int t, int level) {
+  if (size_t(t) >= intervals_.size()) intervals_.resize(size_t(t) + 1);
+  auto& levels = intervals_[size_t(t)];
+  if (levels.empty()) levels.resize(kIntervalLevels);
+  auto& iv = levels[size_t(level)];
+  if (!iv)
+    iv = std::make_unique<solver::IntervalEvaluator>(ctx_, point(t), kIntervalPrecisions[level],
+                                                     evaluator(t));
+  return *iv;
+}
+
 solver::Evaluator& WitnessSearch::evaluator(int t) {
   if (size_t(t) >= evaluators_.size()) evaluators_.resize(size_t(t) + 1);
   auto& ev = evaluators_[size_t(t)];
   if (!ev)
-    ev = std::make_unique<solver::Evaluator>(ctx_,
-                                             [this, t](const std::string& s) { return value(t, s); });
+    ev = std::make_unique<solver::Evaluator>(ctx_, point(t));
   return *ev;
 }
 
 std::optional<int> WitnessSearch::first_difference(solver::Value a, solver::Value b, int tries) {
   size_t held = 0;
   for (const auto& ev : evaluators_) held += ev ? ev->memo_size() : 0;
-  if (held > kMaxMemo) evaluators_.clear();
+  for (const auto& levels : intervals_)
+    for (const auto& iv : levels) held += iv ? iv->memo_size() : 0;
+  if (held > kMaxMemo) {
+    intervals_.clear();  // they use the evaluators' exact memo
+    evaluators_.clear();
+  }
   for (int t = 0; t < tries; ++t)
-    if (differs(evaluator(t), a, b)) return t;
+    if (differs(evaluator(t), [&](int level) -> solver::IntervalEvaluator& {
+          return intervals(t, level);
+        }, a, b))
+      return t;
   return std::nullopt;
 }
 
@@ -170,12 +233,13 @@ std::optional<Witness> WitnessSearch::find(solver::Value a, solver::Value b, int
     std::map<std::string, solver::Rational> point;
     for (const auto& n : names) point[n] = value(t, n);
     if (shrink_it) shrink(ctx_, a, b, names, point);
-    solver::Evaluator final_ev(ctx_, [&](const std::string& s) { return point.at(s); });
+    SymbolValue at = [&](const std::string& s) { return point.at(s); };
+    solver::Evaluator final_ev(ctx_, at);
     Witness w;
     for (const auto& n : names)
       if (point[n] != 0) w.values.push_back({n, solver::to_string(point[n])});
-    w.a_number = number_text(final_ev, a);
-    w.b_number = number_text(final_ev, b);
+    w.a_number = number_text(ctx_, final_ev, at, a);
+    w.b_number = number_text(ctx_, final_ev, at, b);
     return w;
   }
   return std::nullopt;

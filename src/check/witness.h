@@ -1,6 +1,9 @@
 #pragma once
 // Witnesses: input values on which two canonical forms give different numbers. Random points
-// may refute (a witness is a witness), never prove.
+// may refute (a witness is a witness), never prove. A point is a witness only when both sides
+// are defined there and differ beyond doubt: exact rationals, or disjoint intervals
+// (solver/interval.h); long double evaluation only picks the points worth confirming.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,6 +12,7 @@
 #include "check/result.h"
 #include "solver/context.h"
 #include "solver/evaluator.h"
+#include "solver/interval_evaluator.h"
 
 namespace onnx_tv::prove {
 
@@ -49,11 +53,15 @@ class WitnessSearch {
  private:
   solver::Rational raw_value(int t, const std::string& name) const;
   solver::Evaluator& evaluator(int t);
+  solver::IntervalEvaluator& intervals(int t, int level);  // the same point in intervals
+  std::function<solver::Rational(const std::string&)> point(int t) const;
   std::optional<int> first_difference(solver::Value a, solver::Value b, int tries);
 
   const solver::Context& ctx_;
   uint64_t seed_;
   std::vector<std::unique_ptr<solver::Evaluator>> evaluators_;  // by try, made on first use
+  // By try and precision (witness.cpp), made on first use: they confirm what evaluators_ find.
+  std::vector<std::vector<std::unique_ptr<solver::IntervalEvaluator>>> intervals_;
 };
 
 // One search with a fresh set of evaluators (see WitnessSearch::find).
