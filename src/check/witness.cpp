@@ -18,6 +18,14 @@ namespace {
 // lose bits at every layer, so a difference that 128 bits cannot separate may need more.
 constexpr mpfr_prec_t kIntervalPrecisions[] = {128, 512, 2048};
 constexpr int kIntervalLevels = 3;
+// A relative difference long double sees above this is a candidate for confirmation. Its own
+// rounding error on deep values is far below it; 1e-15 still sees an error term a millionth
+// of a millionth of the values it is added to.
+constexpr long double kCandidate = 1e-15L;
+// A full search (more tries than a comparison's quick one) ends with this many points checked
+// by intervals alone, for a difference below long double's resolution.
+constexpr int kQuickTries = 24, kPreciseTries = 4;
+constexpr mpfr_prec_t kPrecisePrecision = 512;
 
 void collect(const solver::Context& ctx, solver::PolyId p, std::set<std::string>& out,
              std::unordered_set<solver::PolyId>& seen_polys,
@@ -40,7 +48,7 @@ using SymbolValue = std::function<solver::Rational(const std::string&)>;
 // A value's number at a witness: exact where it is rational, else the midpoint of a tight
 // interval (long double alone can be wrong in every digit after a cancellation).
 std::string number_text(const solver::Context& ctx, solver::Evaluator& ev, const SymbolValue& at,
-                        solver::Value v) {
+                        solver::Value v, int digits) {
   if (!v.is_finite()) return v.inf > 0 ? "inf" : "-inf";
   if (auto q = ev.exact(v)) {
     std::string s = solver::to_string(*q);
@@ -52,11 +60,11 @@ std::string number_text(const solver::Context& ctx, solver::Evaluator& ev, const
     }
     return s;
   }
+  solver::IntervalEvaluator iv(ctx, at, kPrecisePrecision);
+  if (solver::MaybeInterval x = iv.eval(v)) return x->midpoint_text(digits);
   std::ostringstream os;
   os.precision(15);
-  solver::IntervalEvaluator iv(ctx, at, 256);
-  if (solver::MaybeInterval x = iv.eval(v)) os << x->midpoint();
-  else os << ev.approx(v);
+  os << ev.approx(v);
   return os.str();
 }
 
@@ -69,12 +77,14 @@ bool differs(solver::Evaluator& ev, const std::function<solver::IntervalEvaluato
              solver::Value a, solver::Value b) {
   if (a == b) return false;
   const bool finite = a.is_finite() && b.is_finite();
+  long double gap = 0;  // the difference long double sees
   if (finite) {
     if (auto qa = ev.exact(a), qb = ev.exact(b); qa && qb) return *qa != *qb;
     long double x = ev.approx(a), y = ev.approx(b);
     if (std::isnan(x) || std::isnan(y)) return false;
     const long double scale = std::max({1.0L, std::fabs(x), std::fabs(y)});
-    if (std::fabs(x - y) <= 1e-9L * scale) return false;
+    gap = std::fabs(x - y);
+    if (gap <= kCandidate * scale) return false;
   } else if (!a.is_finite() && !b.is_finite()) {
     return true;  // infinities of opposite signs
   }
@@ -86,6 +96,9 @@ bool differs(solver::Evaluator& ev, const std::function<solver::IntervalEvaluato
     }
     solver::MaybeInterval x = e.eval(a), y = e.eval(b);
     if (x && y && disjoint(*x, *y)) return true;
+    // Both tight enough to see the gap long double saw, and still overlapping: that gap was
+    // rounding error, and more precision would only confirm it.
+    if (x && y && x->width() < gap / 4 && y->width() < gap / 4) return false;
   }
   return false;
 }
@@ -215,6 +228,12 @@ std::optional<int> WitnessSearch::first_difference(solver::Value a, solver::Valu
           return intervals(t, level);
         }, a, b))
       return t;
+  if (tries <= kQuickTries || !a.is_finite() || !b.is_finite()) return std::nullopt;
+  for (int t = 0; t < std::min(tries, kPreciseTries); ++t) {
+    solver::IntervalEvaluator precise(ctx_, point(t), kPrecisePrecision, evaluator(t));
+    solver::MaybeInterval x = precise.eval(a), y = precise.eval(b);
+    if (x && y && disjoint(*x, *y)) return t;
+  }
   return std::nullopt;
 }
 
@@ -238,8 +257,12 @@ std::optional<Witness> WitnessSearch::find(solver::Value a, solver::Value b, int
     Witness w;
     for (const auto& n : names)
       if (point[n] != 0) w.values.push_back({n, solver::to_string(point[n])});
-    w.a_number = number_text(ctx_, final_ev, at, a);
-    w.b_number = number_text(ctx_, final_ev, at, b);
+    // Digits enough to show the difference (a tiny one needs more than 15).
+    for (int digits : {15, 30, 60, 120}) {
+      w.a_number = number_text(ctx_, final_ev, at, a, digits);
+      w.b_number = number_text(ctx_, final_ev, at, b, digits);
+      if (w.a_number != w.b_number) break;
+    }
     return w;
   }
   return std::nullopt;

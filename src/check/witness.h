@@ -38,7 +38,9 @@ class WitnessSearch {
   // is dense integers: small first (readable witnesses), then wider ranges and fractions. Dense
   // integer points on deep programs drive exp() and products beyond what floating point can
   // tell apart, so the rest are small: sparse (most inputs 0, the rest within 1/4), or dense
-  // within 1/4 for a difference that only shows where many inputs are nonzero at once. With
+  // within 1/4 for a difference that only shows where many inputs are nonzero at once. A
+  // search of more than 24 tries (the full search of an undecided failure) ends with a few
+  // points checked by intervals alone, for a difference below long double's resolution. With
   // `shrink`, as many inputs as possible are then set to 0 while the two still differ, so the
   // witness is readable.
   std::optional<Witness> find(solver::Value a, solver::Value b, int tries, bool shrink);

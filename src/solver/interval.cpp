@@ -153,16 +153,6 @@ bool disjoint(const Interval& a, const Interval& b) {
   return mpfr_less_p(a.hi_, b.lo_) || mpfr_less_p(b.hi_, a.lo_);
 }
 
-long double Interval::midpoint() const {
-  mpfr_t m;
-  mpfr_init2(m, precision() + 1);
-  mpfr_add(m, lo_, hi_, MPFR_RNDN);
-  mpfr_div_2ui(m, m, 1, MPFR_RNDN);
-  long double x = mpfr_get_ld(m, MPFR_RNDN);
-  mpfr_clear(m);
-  return x;
-}
-
 bool add_to(Interval& r, const Interval& a, const Interval& b) {
   mpfr_add(r.lo(), a.lo(), b.lo(), kDown);
   mpfr_add(r.hi(), a.hi(), b.hi(), kUp);
@@ -207,6 +197,28 @@ bool mul_to(Interval& r, const Interval& a, const Interval& b) {
   mpfr_swap(r.lo(), t.lo());
   mpfr_swap(r.hi(), t.hi());
   return !mpfr_nan_p(r.lo()) && !mpfr_nan_p(r.hi());
+}
+
+std::string Interval::midpoint_text(int digits) const {
+  mpfr_t m;
+  mpfr_init2(m, precision() + 1);
+  mpfr_add(m, lo_, hi_, MPFR_RNDN);
+  mpfr_div_2ui(m, m, 1, MPFR_RNDN);
+  char* text = nullptr;
+  mpfr_asprintf(&text, "%.*Rg", digits, m);
+  std::string out = text ? text : "";
+  mpfr_free_str(text);
+  mpfr_clear(m);
+  return out;
+}
+
+long double Interval::width() const {
+  mpfr_t w;
+  mpfr_init2(w, precision());
+  mpfr_sub(w, hi_, lo_, MPFR_RNDU);
+  long double x = mpfr_get_ld(w, MPFR_RNDU);
+  mpfr_clear(w);
+  return x;
 }
 
 MaybeInterval add(const Interval& a, const Interval& b) {

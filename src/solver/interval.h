@@ -10,6 +10,7 @@
 #include <mpfr.h>
 
 #include <optional>
+#include <string>
 
 #include "solver/rational.h"
 
@@ -37,8 +38,9 @@ class Interval {
   bool holds_zero() const;
   // No common element: every element of a lies below every element of b, or above.
   friend bool disjoint(const Interval& a, const Interval& b);
-  // The midpoint, for printing.
-  long double midpoint() const;
+  long double width() const;                    // hi - lo, rounded up
+  std::string midpoint_text(int digits) const;  // for printing
+
 
  private:
   mpfr_t lo_, hi_;
