@@ -3,7 +3,7 @@
 # Does nothing when they are all present already.
 set -euo pipefail
 pkgs=(cmake g++ make libonnx-dev libprotobuf-dev protobuf-compiler libtbb-dev libcadical-dev
-      libgmp-dev libgtest-dev nlohmann-json3-dev python3-onnx python3-numpy
+      libgmp-dev libmpfr-dev libgtest-dev nlohmann-json3-dev python3-onnx python3-numpy
       libonnx-testdata)  # ONNX's backend tests, for the conformance suite (tests/conformance)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -8,10 +8,24 @@
 #include <unordered_set>
 
 #include "solver/evaluator.h"
+#include "solver/interval_evaluator.h"
 
 namespace onnx_tv::prove {
 
 namespace {
+
+// Precisions of the interval evaluators that confirm a witness, tried in turn: deep values
+// lose bits at every layer, so a difference that 128 bits cannot separate may need more.
+constexpr mpfr_prec_t kIntervalPrecisions[] = {128, 512, 2048};
+constexpr int kIntervalLevels = 3;
+// A relative difference long double sees above this is a candidate for confirmation. Its own
+// rounding error on deep values is far below it; 1e-15 still sees an error term a millionth
+// of a millionth of the values it is added to.
+constexpr long double kCandidate = 1e-15L;
+// A full search (more tries than a comparison's quick one) ends with this many points checked
+// by intervals alone, for a difference below long double's resolution.
+constexpr int kQuickTries = 24, kPreciseTries = 4;
+constexpr mpfr_prec_t kPrecisePrecision = 512;
 
 void collect(const solver::Context& ctx, solver::PolyId p, std::set<std::string>& out,
              std::unordered_set<solver::PolyId>& seen_polys,
@@ -29,7 +43,12 @@ void collect(const solver::Context& ctx, solver::PolyId p, std::set<std::string>
     }
 }
 
-std::string number_text(solver::Evaluator& ev, solver::Value v) {
+using SymbolValue = std::function<solver::Rational(const std::string&)>;
+
+// A value's number at a witness: exact where it is rational, else the midpoint of a tight
+// interval (long double alone can be wrong in every digit after a cancellation).
+std::string number_text(const solver::Context& ctx, solver::Evaluator& ev, const SymbolValue& at,
+                        solver::Value v, int digits) {
   if (!v.is_finite()) return v.inf > 0 ? "inf" : "-inf";
   if (auto q = ev.exact(v)) {
     std::string s = solver::to_string(*q);
@@ -41,25 +60,60 @@ std::string number_text(solver::Evaluator& ev, solver::Value v) {
     }
     return s;
   }
+  solver::IntervalEvaluator iv(ctx, at, kPrecisePrecision);
+  if (solver::MaybeInterval x = iv.eval(v)) return x->midpoint_text(digits);
   std::ostringstream os;
   os.precision(15);
   os << ev.approx(v);
   return os.str();
 }
 
-bool differs(solver::Evaluator& ev, solver::Value a, solver::Value b) {
-  if (!a.is_finite() || !b.is_finite()) return true;  // the values differ, so one is finite or the signs differ
-  if (auto qa = ev.exact(a), qb = ev.exact(b); qa && qb) return *qa != *qb;
-  long double x = ev.approx(a), y = ev.approx(b);
-  if (std::isnan(x) || std::isnan(y)) return false;
-  const long double scale = std::max({1.0L, std::fabs(x), std::fabs(y)});
-  return std::fabs(x - y) > 1e-9L * scale;
+// Whether a and b are surely different at a point: both defined there, and exact values that
+// differ or intervals that are disjoint. long double only filters: where it sees no clear
+// difference there is no witness, and where it sees one, intervals must confirm it, since
+// rounding error (a cancellation of large exp terms) can pass for a difference. `intervals`
+// gives the interval evaluator of each level (kIntervalPrecisions) at the point.
+bool differs(solver::Evaluator& ev, const std::function<solver::IntervalEvaluator&(int)>& intervals,
+             solver::Value a, solver::Value b) {
+  if (a == b) return false;
+  const bool finite = a.is_finite() && b.is_finite();
+  long double gap = 0;  // the difference long double sees
+  if (finite) {
+    if (auto qa = ev.exact(a), qb = ev.exact(b); qa && qb) return *qa != *qb;
+    long double x = ev.approx(a), y = ev.approx(b);
+    if (std::isnan(x) || std::isnan(y)) return false;
+    const long double scale = std::max({1.0L, std::fabs(x), std::fabs(y)});
+    gap = std::fabs(x - y);
+    if (gap <= kCandidate * scale) return false;
+  } else if (!a.is_finite() && !b.is_finite()) {
+    return true;  // infinities of opposite signs
+  }
+  for (int level = 0; level < kIntervalLevels; ++level) {
+    solver::IntervalEvaluator& e = intervals(level);
+    if (!finite) {  // against an infinity: the finite side must be defined
+      if ((a.is_finite() ? e.eval(a) : e.eval(b))) return true;
+      continue;
+    }
+    solver::MaybeInterval x = e.eval(a), y = e.eval(b);
+    if (x && y && disjoint(*x, *y)) return true;
+    // Both tight enough to see the gap long double saw, and still overlapping: that gap was
+    // rounding error, and more precision would only confirm it.
+    if (x && y && x->width() < gap / 4 && y->width() < gap / 4) return false;
+  }
+  return false;
 }
 
 bool differs(const solver::Context& ctx, solver::Value a, solver::Value b,
              const std::map<std::string, solver::Rational>& point) {
-  solver::Evaluator ev(ctx, [&](const std::string& s) { return point.at(s); });
-  return differs(ev, a, b);
+  SymbolValue at = [&](const std::string& s) { return point.at(s); };
+  solver::Evaluator ev(ctx, at);
+  std::unique_ptr<solver::IntervalEvaluator> levels[kIntervalLevels];
+  return differs(ev, [&](int level) -> solver::IntervalEvaluator& {
+    if (!levels[level])
+      levels[level] = std::make_unique<solver::IntervalEvaluator>(
+          ctx, at, kIntervalPrecisions[level], ev);
+    return *levels[level];
+  }, a, b);
 }
 
 // Sets as many inputs to 0 as it can while the two sides still differ, in halving chunks, so
@@ -137,21 +191,49 @@ solver::Rational WitnessSearch::raw_value(int t, const std::string& name) const 
   return t < 40 ? solver::Rational(v) : solver::Rational(v, long(next(state) % 7) + 2);
 }
 
+std::function<solver::Rational(const std::string&)> WitnessSearch::point(int t) const {
+  return [this, t](const std::string& s) { return value(t, s); };
+}
+
+solver::IntervalEvaluator& WitnessSearch::intervals(int t, int level) {
+  if (size_t(t) >= intervals_.size()) intervals_.resize(size_t(t) + 1);
+  auto& levels = intervals_[size_t(t)];
+  if (levels.empty()) levels.resize(kIntervalLevels);
+  auto& iv = levels[size_t(level)];
+  if (!iv)
+    iv = std::make_unique<solver::IntervalEvaluator>(ctx_, point(t), kIntervalPrecisions[level],
+                                                     evaluator(t));
+  return *iv;
+}
+
 solver::Evaluator& WitnessSearch::evaluator(int t) {
   if (size_t(t) >= evaluators_.size()) evaluators_.resize(size_t(t) + 1);
   auto& ev = evaluators_[size_t(t)];
   if (!ev)
-    ev = std::make_unique<solver::Evaluator>(ctx_,
-                                             [this, t](const std::string& s) { return value(t, s); });
+    ev = std::make_unique<solver::Evaluator>(ctx_, point(t));
   return *ev;
 }
 
 std::optional<int> WitnessSearch::first_difference(solver::Value a, solver::Value b, int tries) {
   size_t held = 0;
   for (const auto& ev : evaluators_) held += ev ? ev->memo_size() : 0;
-  if (held > kMaxMemo) evaluators_.clear();
+  for (const auto& levels : intervals_)
+    for (const auto& iv : levels) held += iv ? iv->memo_size() : 0;
+  if (held > kMaxMemo) {
+    intervals_.clear();  // they use the evaluators' exact memo
+    evaluators_.clear();
+  }
   for (int t = 0; t < tries; ++t)
-    if (differs(evaluator(t), a, b)) return t;
+    if (differs(evaluator(t), [&](int level) -> solver::IntervalEvaluator& {
+          return intervals(t, level);
+        }, a, b))
+      return t;
+  if (tries <= kQuickTries || !a.is_finite() || !b.is_finite()) return std::nullopt;
+  for (int t = 0; t < std::min(tries, kPreciseTries); ++t) {
+    solver::IntervalEvaluator precise(ctx_, point(t), kPrecisePrecision, evaluator(t));
+    solver::MaybeInterval x = precise.eval(a), y = precise.eval(b);
+    if (x && y && disjoint(*x, *y)) return t;
+  }
   return std::nullopt;
 }
 
@@ -170,12 +252,17 @@ std::optional<Witness> WitnessSearch::find(solver::Value a, solver::Value b, int
     std::map<std::string, solver::Rational> point;
     for (const auto& n : names) point[n] = value(t, n);
     if (shrink_it) shrink(ctx_, a, b, names, point);
-    solver::Evaluator final_ev(ctx_, [&](const std::string& s) { return point.at(s); });
+    SymbolValue at = [&](const std::string& s) { return point.at(s); };
+    solver::Evaluator final_ev(ctx_, at);
     Witness w;
     for (const auto& n : names)
       if (point[n] != 0) w.values.push_back({n, solver::to_string(point[n])});
-    w.a_number = number_text(final_ev, a);
-    w.b_number = number_text(final_ev, b);
+    // Digits enough to show the difference (a tiny one needs more than 15).
+    for (int digits : {15, 30, 60, 120}) {
+      w.a_number = number_text(ctx_, final_ev, at, a, digits);
+      w.b_number = number_text(ctx_, final_ev, at, b, digits);
+      if (w.a_number != w.b_number) break;
+    }
     return w;
   }
   return std::nullopt;

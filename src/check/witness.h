@@ -1,6 +1,9 @@
 #pragma once
 // Witnesses: input values on which two canonical forms give different numbers. Random points
-// may refute (a witness is a witness), never prove.
+// may refute (a witness is a witness), never prove. A point is a witness only when both sides
+// are defined there and differ beyond doubt: exact rationals, or disjoint intervals
+// (solver/interval.h); long double evaluation only picks the points worth confirming.
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -9,6 +12,7 @@
 #include "check/result.h"
 #include "solver/context.h"
 #include "solver/evaluator.h"
+#include "solver/interval_evaluator.h"
 
 namespace onnx_tv::prove {
 
@@ -34,7 +38,9 @@ class WitnessSearch {
   // is dense integers: small first (readable witnesses), then wider ranges and fractions. Dense
   // integer points on deep programs drive exp() and products beyond what floating point can
   // tell apart, so the rest are small: sparse (most inputs 0, the rest within 1/4), or dense
-  // within 1/4 for a difference that only shows where many inputs are nonzero at once. With
+  // within 1/4 for a difference that only shows where many inputs are nonzero at once. A
+  // search of more than 24 tries (the full search of an undecided failure) ends with a few
+  // points checked by intervals alone, for a difference below long double's resolution. With
   // `shrink`, as many inputs as possible are then set to 0 while the two still differ, so the
   // witness is readable.
   std::optional<Witness> find(solver::Value a, solver::Value b, int tries, bool shrink);
@@ -49,11 +55,15 @@ class WitnessSearch {
  private:
   solver::Rational raw_value(int t, const std::string& name) const;
   solver::Evaluator& evaluator(int t);
+  solver::IntervalEvaluator& intervals(int t, int level);  // the same point in intervals
+  std::function<solver::Rational(const std::string&)> point(int t) const;
   std::optional<int> first_difference(solver::Value a, solver::Value b, int tries);
 
   const solver::Context& ctx_;
   uint64_t seed_;
   std::vector<std::unique_ptr<solver::Evaluator>> evaluators_;  // by try, made on first use
+  // By try and precision (witness.cpp), made on first use: they confirm what evaluators_ find.
+  std::vector<std::vector<std::unique_ptr<solver::IntervalEvaluator>>> intervals_;
 };
 
 // One search with a fresh set of evaluators (see WitnessSearch::find).

@@ -1,11 +1,18 @@
-// Ordering of constants: exact for rationals, numeric for constants with atoms (exp(1/3))
-// when the difference is clearly larger than the rounding error of the evaluation.
-#include <cmath>
-
+// Ordering of constants: exact for rationals; for constants with atoms (exp(1/3), log(2)) by
+// interval arithmetic (solver/interval.h), never by rounding, since the answer decides
+// canonical forms (max of constants, abs, the domain of log and sqrt).
 #include "solver/context_impl.h"
-#include "solver/evaluator.h"
+#include "solver/interval_evaluator.h"
 
 namespace onnx_tv::solver {
+namespace {
+
+// Enough to separate any two constants of a real program: two terms near 1e10 that cancel to
+// 1e-11 need about 80 bits. Constants that are equal but differ in form (sqrt(2)*sqrt(3) and
+// sqrt(6)) are never separated; they cost one evaluation per precision up to this one.
+constexpr mpfr_prec_t kMaxPrecision = 4096;
+
+}  // namespace
 
 std::optional<int> Context::compare(Value a, Value b) const {
   if (a == b) return 0;
@@ -16,17 +23,10 @@ std::optional<int> Context::compare(Value a, Value b) const {
   }
   auto ra = as_rational(a), rb = as_rational(b);
   if (ra && rb) return cmp(*ra, *rb) > 0 ? 1 : cmp(*ra, *rb) < 0 ? -1 : 0;
-  Evaluator ev(*this, [](const std::string& s) -> Rational {
+  auto no_symbols = [](const std::string& s) -> Rational {
     throw InternalError("compare evaluated symbol " + s);
-  });
-  long double x = ev.approx(a), y = ev.approx(b);
-  if (std::isnan(x) || std::isnan(y) || std::isinf(x) || std::isinf(y)) return std::nullopt;
-  // Each function evaluation loses a few ulps; 1e-12 relative is far beyond that and far
-  // below any difference that matters between distinct exact constants of modest size.
-  long double margin = 1e-12L * std::max<long double>({std::fabs(x), std::fabs(y), 1e-300L});
-  if (x - y > margin) return 1;
-  if (y - x > margin) return -1;
-  return std::nullopt;
+  };
+  return rigorous_sign(*this, a, b, no_symbols, kMaxPrecision);
 }
 
 }  // namespace onnx_tv::solver

@@ -167,6 +167,9 @@ class Context {
   // Queries.
   bool is_constant(Value v) const;  // no symbol occurs in it (infinities are constant)
   std::optional<Rational> as_rational(Value v) const;  // finite and a plain rational
+  // Whether a function atom occurs in v (through definitions too): without one, v is a
+  // polynomial in its symbols and evaluates exactly.
+  bool has_function(Value v) const;
   // Sign of a - b when both are constants: exact for rationals; for constants with atoms
   // (exp(1/3)), by numeric evaluation when the margin is clear. nullopt when a or b is
   // symbolic or the sign cannot be decided.

@@ -274,6 +274,10 @@ bool Context::is_constant(Value v) const {
   return !v.is_finite() || (impl_->polys[v.poly].flags & kHasSymbol) == 0;
 }
 
+bool Context::has_function(Value v) const {
+  return v.is_finite() && (impl_->polys[v.poly].flags & kHasFunction) != 0;
+}
+
 std::optional<Rational> Context::as_rational(Value v) const {
   if (!v.is_finite() || !impl_->is_rational(v.poly)) return std::nullopt;
   const auto& t = impl_->polys[v.poly].terms;

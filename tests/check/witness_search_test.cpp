@@ -112,5 +112,56 @@ TEST(WitnessSearch, DenseSmallPointsSeparateWhatIntegerAndSparsePointsCannot) {
   }
 }
 
+// max(x+E, E) + min(x+E, E) - 2E equals x for every E; with E = exp(4c) large, long double
+// loses x in the rounding of E and used to report that error as a difference. Intervals
+// confirm no point, so nothing refutes the (true) equality.
+TEST(WitnessSearch, RoundingErrorIsNoWitness) {
+  Context c;
+  Value x = c.symbol("x");
+  Value e = c.exp(c.mul(c.constant(4), c.symbol("c")));
+  Value xe = c.add(x, e);
+  std::vector<Value> args = {xe, e};
+  Value a = c.sub(c.add(c.max(args), c.min(args)), c.mul(c.constant(2), e));
+  ASSERT_NE(a, x);
+  WitnessSearch search(c, 1);
+  EXPECT_FALSE(search.refutes(a, x, 64));
+  EXPECT_FALSE(search.find(a, x, 64, true));
+  // A real difference of the same shape is still found, and reported in exact digits.
+  auto w = search.find(c.add(a, c.one()), x, 64, true);
+  ASSERT_TRUE(w);
+}
+
+// A shrunk witness keeps both sides defined: 1/y against -inf differs at every point where
+// 1/y is defined, and zeroing y would make it undefined.
+TEST(WitnessSearch, ShrinkingKeepsBothSidesDefined) {
+  Context c;
+  Value y = c.symbol("y");
+  Value b = c.add(c.recip(y), c.symbol("z"));
+  auto w = find_witness(c, Context::neg_inf(), b, 1, 24, true);
+  ASSERT_TRUE(w);
+  bool y_nonzero = false;
+  for (const auto& e : w->values) y_nonzero |= e.symbol == "y" && Rational(e.value) != 0;
+  EXPECT_TRUE(y_nonzero) << "the witness must not set the divisor y to 0";
+  EXPECT_NE(w->b_number.find_first_of("0123456789"), std::string::npos) << w->b_number;
+}
+
+// Differences far below the old 1e-9 margin of long double: 2^-40 of the values is seen by the
+// quick search (confirmed by intervals); 2^-80, below long double's resolution, by the full
+// search's points checked with intervals alone. Reported numbers show the difference.
+TEST(WitnessSearch, SmallDifferencesAreRefuted) {
+  Context c;
+  Value x = c.symbol("x"), y = c.symbol("y");
+  Value a = c.add(c.mul(c.constant(1000), c.exp(x)), y);
+  Value small = c.add(a, c.mul(c.constant(Rational(mpz_class(1), mpz_class(1) << 40)), y));
+  Value tiny = c.add(a, c.mul(c.constant(Rational(mpz_class(1), mpz_class(1) << 80)), y));
+  WitnessSearch search(c, 1);
+  EXPECT_TRUE(search.refutes(a, small, 24));
+  EXPECT_FALSE(search.refutes(a, tiny, 24));
+  auto w = search.find(a, tiny, 64, true);
+  ASSERT_TRUE(w);
+  EXPECT_NE(w->a_number, w->b_number);
+  EXPECT_TRUE(search.refutes(a, tiny, 64));
+}
+
 }  // namespace
 }  // namespace onnx_tv::prove
