@@ -21,7 +21,8 @@ ConstTensor ints_tensor(DType t, const std::vector<int64_t>& v, bool scalar) {
   ConstTensor c;
   c.dtype = t == DType::Undefined ? DType::Int64 : t;
   if (!scalar) c.shape = {int64_t(v.size())};
-  if (ir::is_float(c.dtype))
+  c.exact = ir::is_float(c.dtype);  // a count, not a float of its type
+  if (c.exact)
     for (auto x : v) c.reals.push_back(double(x));
   else
     c.ints = v;
@@ -222,7 +223,7 @@ struct Rewriter {
       nodes.push_back(std::move(n));
       return;
     }
-    if (full > (int64_t(1) << 24)) cannot(p, i, "a mean over more than 2^24 elements");
+    if (full > (int64_t(1) << 53)) cannot(p, i, "a mean over more than 2^53 elements");
     Node sum = n;
     sum.op_type = "ReduceSum";
     sum.attributes.erase("axes");
@@ -243,7 +244,8 @@ struct Rewriter {
     div.opset = n.opset;
     ConstTensor count;
     count.dtype = x.dtype;
-    count.reals = {double(full)};
+    count.reals = {double(full)};  // exact below 2^53
+    count.exact = true;
     div.inputs = {sum.outputs[0], add_const("full_count", std::move(count))};
     div.outputs = {out};
     nodes.push_back(std::move(sum));

@@ -1,0 +1,28 @@
+// Small plans on inputs that once gave a wrong verdict or a crash, run through the binary
+// (models/edge_cases, written by tools/examples/make_edge_cases.py).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "run_cli.h"
+
+namespace onnx_tv::e2e {
+namespace {
+
+CliRun check_case(const std::string& name, const std::string& shards = "shards") {
+  const auto d = source_dir() / "models/edge_cases" / name;
+  return run_cli("check " + (d / "spec.onnx").string() + " " + (d / shards).string());
+}
+
+bool says(const CliRun& r, const std::string& words) {
+  return r.out.find(words) != std::string::npos;
+}
+
+TEST(EdgeCases, MeanOverMoreThan2To24ElementsIsProven) {
+  CliRun r = check_case("mean_2p24");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(says(r, "x: [33554434] -> [4]")) << r.out;
+}
+
+}  // namespace
+}  // namespace onnx_tv::e2e
