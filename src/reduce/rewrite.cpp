@@ -255,6 +255,12 @@ struct Rewriter {
 
 }  // namespace
 
+std::string table_input(const ir::Graph& g, const std::string& name) {
+  for (const auto& vi : g.outputs)
+    if (vi.name == name) return name + "/onnx_tv.table";
+  return name;
+}
+
 ir::Graph rewrite_program(Inference& inf, ProgramDims& p, const std::vector<ConstSite>& sites,
                           int64_t rank, const std::set<std::string>& bound_values) {
   Rewriter w{inf, p, *p.graph, {}};
@@ -273,13 +279,22 @@ ir::Graph rewrite_program(Inference& inf, ProgramDims& p, const std::vector<Cons
   std::map<std::string, const ConstSite*> site_of;
   for (const auto& s : sites)
     if (s.rank == rank) site_of[s.name] = &s;
-  auto add_input = [&](const std::string& name, DType t) {
-    auto it = std::find_if(g.inputs.begin(), g.inputs.end(), [&](auto& vi) { return vi.name == name; });
-    ir::ValueInfo vi{name, t, dims_of(reduced_of(name))};
+  std::vector<Node> prelude;
+  auto add_input = [&](const std::string& name, DType t, std::vector<Node>& nodes) {
+    const std::string in = table_input(*p.graph, name);
+    auto it = std::find_if(g.inputs.begin(), g.inputs.end(), [&](auto& vi) { return vi.name == in; });
+    ir::ValueInfo vi{in, t, dims_of(reduced_of(name))};
     if (it == g.inputs.end()) g.inputs.push_back(vi);
     else *it = vi;
+    if (in == name) return;
+    Node id;
+    id.name = "onnx_tv.reduced/" + name;
+    id.op_type = "Identity";
+    id.opset = g.opsets.count("") ? g.opsets.at("") : 13;
+    id.inputs = {in};
+    id.outputs = {name};
+    nodes.push_back(id);
   };
-  std::vector<Node> prelude;
   for (const auto& [name, s] : site_of) {
     auto it = g.initializers.find(name);
     if (it == g.initializers.end()) continue;
@@ -289,14 +304,14 @@ ir::Graph rewrite_program(Inference& inf, ProgramDims& p, const std::vector<Cons
     } else if (s->action == A::RankTable || (s->action == A::SpecTable && s->table == name)) {
       const DType t = it->second.dtype;
       g.initializers.erase(it);
-      add_input(name, t);
+      add_input(name, t, prelude);
     } else if (s->action == A::SpecTable) {
       g.initializers.erase(it);
       Node id;
       id.name = "onnx_tv.reduced/" + name;
       id.op_type = "Identity";
       id.opset = g.opsets.count("") ? g.opsets.at("") : 13;
-      id.inputs = {s->table};
+      id.inputs = {table_input(*p.graph, s->table)};
       id.outputs = {name};
       prelude.push_back(id);
     }
@@ -315,14 +330,14 @@ ir::Graph rewrite_program(Inference& inf, ProgramDims& p, const std::vector<Cons
         continue;
       }
       if (s.action == A::RankTable || (s.action == A::SpecTable && s.table == n.outputs[0])) {
-        add_input(n.outputs[0], n.attribute("value")->tensor->dtype);
+        add_input(n.outputs[0], n.attribute("value")->tensor->dtype, w.nodes);
         continue;
       }
       if (s.action == A::SpecTable) {
         Node id = n;
         id.op_type = "Identity";
         id.attributes.clear();
-        id.inputs = {s.table};
+        id.inputs = {table_input(*p.graph, s.table)};
         w.nodes.push_back(std::move(id));
         continue;
       }

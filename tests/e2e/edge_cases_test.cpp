@@ -24,5 +24,26 @@ TEST(EdgeCases, MeanOverMoreThan2To24ElementsIsProven) {
   EXPECT_TRUE(says(r, "x: [33554434] -> [4]")) << r.out;
 }
 
+// Rank outputs that are constants (an initializer, Identity, Transpose, Slice, Split of a
+// Constant) are obligations: proven when right, refuted when one element differs, with and
+// without reduction.
+TEST(EdgeCases, ConstantOutputsAreObligations) {
+  for (const std::string flags : {"", " --no-reduce"}) {
+    CliRun ok = check_case("const_outputs", "shards" + flags);
+    EXPECT_EQ(ok.exit_code, 0) << ok.out;
+    CliRun bad = check_case("const_outputs", "shards_wrong" + flags);
+    EXPECT_EQ(bad.exit_code, 1) << bad.out;
+    EXPECT_TRUE(says(bad, "spec = 5, plan = 7")) << bad.out;
+  }
+}
+
+TEST(EdgeCases, ConstantTableOutputOverAReducedDimension) {
+  CliRun ok = check_case("const_table_outputs");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_TRUE(says(ok, "x: [4] -> [2]")) << ok.out;
+  CliRun bad = check_case("const_table_outputs", "shards_wrong");
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+}
+
 }  // namespace
 }  // namespace onnx_tv::e2e

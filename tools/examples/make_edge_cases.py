@@ -7,9 +7,11 @@ world size).
 mean_2p24: a mean over 2 * (2^24 + 1) elements, split over two ranks; the count is not a float32.
 const_outputs: rank outputs that are constants (an initializer, Identity, Transpose, Slice and
   Split of constants) bound to spec outputs; shards_wrong holds one constant that differs.
+const_table_outputs: a rank's Constant output along a dimension reduction shrinks.
 ir<V>: the same small plan as IR version V (3 to 6) with default-domain opset 9.
 reshape_allowzero: Reshape of an empty [4, 0] to [0, 4] with allowzero=1.
-nan_log, nan_zero_inf: a rank value undefined over the reals (log of -1; 0 * inf).
+nan_log, nan_zero_inf: a rank value undefined over the reals (log of -1; 0 * inf), on inputs
+  too large to check at full size.
 relu_odd: relu(x) - relu(-x) for x (shards) and relu(x) + relu(-x) for x (shards_wrong)."""
 import json
 import os
@@ -114,6 +116,24 @@ def const_outputs(out):
     save(out, None, [rank(True)], shards="shards_wrong")
 
 
+def const_table_outputs(out):
+    # A table along x's dimension, which reduction shrinks: the spec outputs its Constant and
+    # an Identity of it, the rank its own Constant directly (shards_wrong: reversed).
+    tab = np.arange(4, dtype=np.float32)
+    spec = model([const("t", tab), helper.make_node("Mul", ["x", "t"], ["y"], name="/mul"),
+                  helper.make_node("Identity", ["t"], ["ti"], name="/ti")],
+                 [vi("x", [4])], [vi("y", [4]), vi("t", [4]), vi("ti", [4])])
+
+    def rank(k):
+        b = [{"value": "x", "spec": "x"}, {"value": "y", "spec": "y"},
+             {"value": "k", "spec": "t"}, {"value": "k", "spec": "ti"}]
+        return model([const("k", k), helper.make_node("Mul", ["x", "k"], ["y"], name="/mul")],
+                     [vi("x", [4])], [vi("y", [4]), vi("k", [4])], bindings=b)
+
+    save(out, spec, [rank(tab)])
+    save(out, None, [rank(tab[::-1].copy())], shards="shards_wrong")
+
+
 def ir_version(out, ir):
     # y = relu(x @ w) split by columns of w over two ranks; opset 9 (Relu-6, MatMul-9).
     spec = model([helper.make_node("MatMul", ["x", "w"], ["h"], name="/mm"),
@@ -146,9 +166,9 @@ def reshape_allowzero(out):
     save(out, spec, [model(nodes(), ins, outs, bindings=b)])
 
 
-def nan_value(out, kind):
+def nan_value(out, kind, n=1 << 22):
     spec = model([helper.make_node("Mul", ["x", "x"], ["y"], name="/sq")],
-                 [vi("x", [4])], [vi("y", [4])])
+                 [vi("x", [n])], [vi("y", [n])])
     if kind == "log":
         bad = [const("minus_one", np.float32(-1)),
                helper.make_node("Log", ["minus_one"], ["u"], name="/bad/Log")]
@@ -158,7 +178,7 @@ def nan_value(out, kind):
     nodes = bad + [helper.make_node("Mul", ["x", "x"], ["sq"], name="/sq"),
                    helper.make_node("Add", ["sq", "u"], ["y"], name="/add")]
     b = [{"value": "x", "spec": "x"}, {"value": "y", "spec": "y"}]
-    save(out, spec, [model(nodes, [vi("x", [4])], [vi("y", [4])], bindings=b)])
+    save(out, spec, [model(nodes, [vi("x", [n])], [vi("y", [n])], bindings=b)])
 
 
 def relu_odd(out):
@@ -181,6 +201,7 @@ def main(out):
     d = lambda name: os.path.join(out, name)
     mean_2p24(d("mean_2p24"))
     const_outputs(d("const_outputs"))
+    const_table_outputs(d("const_table_outputs"))
     for ir in (3, 4, 5, 6):
         ir_version(d("ir%d" % ir), ir)
     reshape_allowzero(d("reshape_allowzero"))
