@@ -131,6 +131,19 @@ TEST_F(ShapeOpsTest, SliceClampsAndSelectsAxes) {
                    "/test/Slice", "step");
 }
 
+// Slice-1, as opset 9 models (IR versions 3 to 6) write it: attributes, no steps.
+TEST_F(ShapeOpsTest, SliceOfOpset9TakesAttributes) {
+  Tensor x = floats({2, 4}, {0, 1, 2, 3, 4, 5, 6, 7});
+  ir::Node n = node("Slice", 9, 1);
+  n.attributes["starts"] = ints_attr({1, -3});
+  n.attributes["ends"] = ints_attr({2, 1000});
+  expect_ints(run1(n, {&x}), {1, 3}, {5, 6, 7});
+  n.attributes["starts"] = ints_attr({1});
+  n.attributes["ends"] = ints_attr({3});
+  n.attributes["axes"] = ints_attr({-1});
+  expect_ints(run1(n, {&x}), {2, 2}, {1, 2, 5, 6});
+}
+
 TEST_F(ShapeOpsTest, SliceOfEmptyAxisIsEmpty) {
   Tensor x = floats({0, 2}, {});
   Tensor s = ints({1}, {-1}), e = ints({1}, {INT64_MIN}), ax = ints({1}, {0}), st = ints({1}, {-1});

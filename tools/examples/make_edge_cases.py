@@ -8,7 +8,8 @@ mean_2p24: a mean over 2 * (2^24 + 1) elements, split over two ranks; the count 
 const_outputs: rank outputs that are constants (an initializer, Identity, Transpose, Slice and
   Split of constants) bound to spec outputs; shards_wrong holds one constant that differs.
 const_table_outputs: a rank's Constant output along a dimension reduction shrinks.
-ir<V>: the same small plan as IR version V (3 to 6) with default-domain opset 9.
+ir<V>: the same small plan as IR version V (3 to 6) with default-domain opset 9; ir3_opset5
+  with opset 5, whose Relu (Relu-1) onnx-tv does not model.
 reshape_allowzero: Reshape of an empty [4, 0] to [0, 4] with allowzero=1.
 nan_log, nan_zero_inf: a rank value undefined over the reals (log of -1; 0 * inf), on inputs
   too large to check at full size.
@@ -134,11 +135,11 @@ def const_table_outputs(out):
     save(out, None, [rank(tab[::-1].copy())], shards="shards_wrong")
 
 
-def ir_version(out, ir):
+def ir_version(out, ir, opset=9):
     # y = relu(x @ w) split by columns of w over two ranks; opset 9 (Relu-6, MatMul-9).
     spec = model([helper.make_node("MatMul", ["x", "w"], ["h"], name="/mm"),
                   helper.make_node("Relu", ["h"], ["y"], name="/relu")],
-                 [vi("x", [2, 4]), vi("w", [4, 6])], [vi("y", [2, 6])], opset=9, ir=ir)
+                 [vi("x", [2, 4]), vi("w", [4, 6])], [vi("y", [2, 6])], opset=opset, ir=ir)
     ranks = []
     for r in range(2):
         cols = [[r * 3, (r + 1) * 3]]
@@ -148,7 +149,7 @@ def ir_version(out, ir):
         ranks.append(model([helper.make_node("MatMul", ["x", "w_part"], ["h"], name="/mm"),
                             helper.make_node("Relu", ["h"], ["y_part"], name="/relu")],
                            [vi("x", [2, 4]), vi("w_part", [4, 3])], [vi("y_part", [2, 3])],
-                           bindings=b, opset=9, ir=ir))
+                           bindings=b, opset=opset, ir=ir))
     save(out, spec, ranks)
 
 
@@ -204,6 +205,7 @@ def main(out):
     const_table_outputs(d("const_table_outputs"))
     for ir in (3, 4, 5, 6):
         ir_version(d("ir%d" % ir), ir)
+    ir_version(d("ir3_opset5"), 3, opset=5)
     reshape_allowzero(d("reshape_allowzero"))
     nan_value(d("nan_log"), "log")
     nan_value(d("nan_zero_inf"), "zero_inf")
