@@ -45,5 +45,10 @@ TEST(EdgeCases, ConstantTableOutputOverAReducedDimension) {
   EXPECT_EQ(bad.exit_code, 1) << bad.out;
 }
 
+TEST(EdgeCases, EmptyReshapeWithAllowzeroProves) {
+  CliRun r = check_case("reshape_allowzero");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+}
+
 }  // namespace
 }  // namespace onnx_tv::e2e
