@@ -36,7 +36,12 @@ void start_program(Inference& inf, ProgramDims& p, const std::set<std::string>& 
     p.values[vi.name] = std::move(v);
   }
   for (const auto& [name, c] : p.graph->initializers) {
-    p.values[name] = const_dims(inf, c, p.label + " initializer '" + name + "'");
+    try {
+      p.values[name] = const_dims(inf, c, p.label + " initializer '" + name + "'");
+    } catch (Error& e) {  // a NaN
+      e.add_context(p.label + ": initializer '" + name + "'");
+      throw;
+    }
     if (bound.count(name)) p.values[name].symbolic = true;
   }
 }

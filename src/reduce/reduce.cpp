@@ -186,8 +186,11 @@ Outcome reduce_plan(const ir::Graph& spec, const FewerRanks& fewer,
     o.why = e.message;
   } catch (const InputError& e) {
     // The user's files are wrong whatever the size (a declared shape contradicted, a malformed
-    // node): the same error the check at full size would give.
-    if (dynamic_cast<const solver::MathError*>(&e)) o.why = e.message();
+    // node): the same error the check at full size would give. So is a value undefined over the
+    // reals (0 * inf, log of -1) when every rank and micro-batch is kept, as inference then
+    // computes the full-size program's own values; with fewer, a size it reads may differ.
+    const bool whole = fewer.axes.empty() && !fewer.micro_batch_count;
+    if (dynamic_cast<const solver::MathError*>(&e) && !whole) o.why = e.message();
     else throw;
   } catch (const Error& e) {
     o.why = e.message();

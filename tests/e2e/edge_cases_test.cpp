@@ -50,5 +50,20 @@ TEST(EdgeCases, EmptyReshapeWithAllowzeroProves) {
   EXPECT_EQ(r.exit_code, 0) << r.out;
 }
 
+// Undefined over the reals at every point, on inputs too large for a full-size check: an input
+// error naming the file and node (plan-format section 1), not UNKNOWN.
+TEST(EdgeCases, UndefinedValueIsAnInputErrorNamingTheNode) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"nan_log", "Log node '/bad/Log'"},
+      {"nan_zero_inf", "Mul node '/bad/Mul'"},
+      {"nan_const", "initializer 'nan'"}};
+  for (const auto& [name, node] : cases) {
+    CliRun r = check_case(name);
+    EXPECT_EQ(r.exit_code, 2) << name << ":\n" << r.out;
+    EXPECT_TRUE(says(r, node)) << r.out;
+    EXPECT_TRUE(says(r, "rank0.onnx")) << r.out;
+  }
+}
+
 }  // namespace
 }  // namespace onnx_tv::e2e

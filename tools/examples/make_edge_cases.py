@@ -11,8 +11,8 @@ const_table_outputs: a rank's Constant output along a dimension reduction shrink
 ir<V>: the same small plan as IR version V (3 to 6) with default-domain opset 9; ir3_opset5
   with opset 5, whose Relu (Relu-1) onnx-tv does not model.
 reshape_allowzero: Reshape of an empty [4, 0] to [0, 4] with allowzero=1.
-nan_log, nan_zero_inf: a rank value undefined over the reals (log of -1; 0 * inf), on inputs
-  too large to check at full size.
+nan_log, nan_zero_inf, nan_const: a rank value undefined over the reals (log of -1; 0 * inf;
+  a NaN initializer), on inputs too large to check at full size.
 relu_odd: relu(x) - relu(-x) for x (shards) and relu(x) + relu(-x) for x (shards_wrong)."""
 import json
 import os
@@ -170,7 +170,11 @@ def reshape_allowzero(out):
 def nan_value(out, kind, n=1 << 22):
     spec = model([helper.make_node("Mul", ["x", "x"], ["y"], name="/sq")],
                  [vi("x", [n])], [vi("y", [n])])
-    if kind == "log":
+    inits = []
+    if kind == "nan":
+        bad = [helper.make_node("Identity", ["nan"], ["u"], name="/bad/Identity")]
+        inits = [numpy_helper.from_array(np.float32(np.nan), "nan")]
+    elif kind == "log":
         bad = [const("minus_one", np.float32(-1)),
                helper.make_node("Log", ["minus_one"], ["u"], name="/bad/Log")]
     else:
@@ -179,7 +183,7 @@ def nan_value(out, kind, n=1 << 22):
     nodes = bad + [helper.make_node("Mul", ["x", "x"], ["sq"], name="/sq"),
                    helper.make_node("Add", ["sq", "u"], ["y"], name="/add")]
     b = [{"value": "x", "spec": "x"}, {"value": "y", "spec": "y"}]
-    save(out, spec, [model(nodes, [vi("x", [n])], [vi("y", [n])], bindings=b)])
+    save(out, spec, [model(nodes, [vi("x", [n])], [vi("y", [n])], inits=inits, bindings=b)])
 
 
 def relu_odd(out):
@@ -209,6 +213,7 @@ def main(out):
     reshape_allowzero(d("reshape_allowzero"))
     nan_value(d("nan_log"), "log")
     nan_value(d("nan_zero_inf"), "zero_inf")
+    nan_value(d("nan_const"), "nan")
     relu_odd(d("relu_odd"))
 
 
