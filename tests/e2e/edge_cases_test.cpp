@@ -65,5 +65,17 @@ TEST(EdgeCases, UndefinedValueIsAnInputErrorNamingTheNode) {
   }
 }
 
+// relu(x) - relu(-x) is x, by cases on the sign of x; relu(x) + relu(-x) is not, and is
+// refuted with a witness.
+TEST(EdgeCases, ReluDifferenceProvenByCases) {
+  for (const std::string flags : {"", " --no-reduce"}) {
+    CliRun ok = check_case("relu_odd", "shards" + flags);
+    EXPECT_EQ(ok.exit_code, 0) << ok.out;
+    CliRun bad = check_case("relu_odd", "shards_wrong" + flags);
+    EXPECT_EQ(bad.exit_code, 1) << bad.out;
+    EXPECT_TRUE(says(bad, "witness:")) << bad.out;
+  }
+}
+
 }  // namespace
 }  // namespace onnx_tv::e2e
