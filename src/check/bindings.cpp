@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "common/errors.h"
+#include "frontend/binding_side.h"
 #include "ir/tensor_util.h"
 
 namespace onnx_tv::prove {
@@ -112,12 +113,19 @@ BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan) {
     if (!spec_in && !spec_out)
       throw InputError(b.origin + ": '" + b.spec + "' is not a graph input, output or "
                        "initializer of the spec " + spec.file);
-    if (rank_in && !spec_in)
+    frontend::BindingNames side;
+    side.rank_input = n.inputs.count(b.value) && !n.produced.count(b.value);
+    side.rank_initializer = rank_in && !side.rank_input;
+    side.rank_output = rank_out;
+    side.spec_in = spec_in;
+    side.spec_out = spec_out;
+    const bool is_input = frontend::is_input_side(side);
+    if (is_input && !spec_in)
       throw InputError(b.origin + ": rank input '" + b.value + "' of " + g.file +
                        " is bound to spec '" + b.spec + "', which is not a spec graph input or "
                        "initializer (an input binding is an assumption about spec inputs)");
-    ResolvedBinding rb{&b, {}, rank_in};
-    if (rank_in) {
+    ResolvedBinding rb{&b, {}, is_input};
+    if (is_input) {
       auto shape = static_shape(spec, b.spec);
       if (!shape)
         throw InputError(b.origin + ": spec input '" + b.spec + "' has no static shape in " +

@@ -106,7 +106,8 @@ void explain_failure(CheckResult& res, solver::Context& ctx, prove::WitnessSearc
     res.message = "spec output '" + ob.spec + "' element " + ir::index_string(m.element) +
                   ": the plan's value and the spec's have different canonical forms but agree "
                   "at every point tried, so onnx-tv can neither prove nor refute them (spec: " +
-                  m.spec_expr + "; plan: " + m.plan_expr + ")";
+                  m.spec_expr + "; plan: " + m.plan_expr + ")" +
+                  (f.why_undecided.empty() ? "" : "; " + f.why_undecided);
     res.mismatch = std::move(m);
     return;
   }

@@ -41,10 +41,13 @@ struct Failure {
   solver::Value spec_value;
   solver::Value plan_value;     // the replica's value, or the partial set's sum
   bool refuted = false;         // a witness separates the two values
+  std::string why_undecided;    // what case analysis found, where it did not conclude
 };
 
 // Compares every obligation; returns one failure per failing obligation (empty when all hold)
-// and counts the elements compared. An undecided element does not end an obligation's scan:
+// and counts the elements compared. Forms holding max, min or abs atoms are first split into
+// cases (Context::equal_by_cases): relu(x) - relu(-x) is x only piecewise, which neither a
+// witness nor expanding definitions shows; the rest go to `compare`. An undecided element does not end an obligation's scan:
 // a later element may still be refuted, which is what a verdict needs.
 std::vector<Failure> failures(solver::Context& ctx, const std::vector<Obligation>& obs,
                               const Env& spec_env, const std::vector<Env>& envs,

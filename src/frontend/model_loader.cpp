@@ -185,7 +185,8 @@ ir::Graph convert_model(onnx::ModelProto& model, const std::string& name,
   if (model.ir_version() < options.min_ir_version) {
     throw InputError(name + ": IR version " + std::to_string(model.ir_version()) +
                      " is too old (expected " + std::to_string(options.min_ir_version) +
-                     " or later; re-export with a newer exporter)");
+                     " or later: older models import no opsets, so their ops have no version; "
+                     "re-export with a newer exporter)");
   }
   detail::inline_local_functions(model, name);
   if (options.infer_shapes) {

@@ -1,6 +1,9 @@
 #pragma once
-// ONNX files in, ir::Graph out. IR version 7 and later are read; a newer IR version than
-// libonnx knows is read too, and only what is really unsupported fails.
+// ONNX files in, ir::Graph out. IR version 3 and later are read (ONNX's own backend test
+// models are IR 3 to 6; before 3 a model imports no opsets, so its ops have no version); a
+// newer IR version than libonnx knows is read too, and only what is really unsupported fails.
+// The opsets a model imports decide what each op means (ops/registry.h): an op whose version
+// for that opset onnx-tv does not model is UNKNOWN, never read with another version's meaning.
 #include <string>
 
 #include "ir/graph.h"
@@ -12,13 +15,12 @@ struct LoadOptions {
   // (Recv outputs, intermediate values). Inference failures are ignored: the file's own
   // declarations are kept as they are.
   bool infer_shapes = false;
-  // The oldest IR version read. Plans need 7 (plan-format section 1); `onnx-tv eval` and the
-  // conformance runner read ONNX's own test models, some of which are IR version 3.
-  int64_t min_ir_version = 7;
+  // The oldest IR version read.
+  int64_t min_ir_version = 3;
 };
 
 // Reads and converts a model. InputError naming the file on anything unreadable or malformed
-// (missing file, not a ModelProto, IR version < 7, external data that is not there, an
+// (missing file, not a ModelProto, IR version < 3, external data that is not there, an
 // initializer of an unsupported type). Older default-domain opsets are read where the op
 // registry has their semantics.
 ir::Graph load_model(const std::string& path);

@@ -27,7 +27,7 @@ Tensor to_tensor(solver::Context& ctx, const ConstTensor& c) {
       if (std::isinf(x)) {
         data.push_back(x > 0 ? solver::Context::pos_inf() : solver::Context::neg_inf());
       } else {
-        data.push_back(ctx.constant(solver::float_meaning(x, fmt)));
+        data.push_back(ctx.constant(c.exact ? solver::Rational(x) : solver::float_meaning(x, fmt)));
       }
     }
   } else {

@@ -24,10 +24,15 @@ struct ConstTensor {
   Shape shape;
   std::vector<double> reals;  // float types
   std::vector<int64_t> ints;  // integer and bool types
+  // `reals` are exact numbers, not floats of `dtype`: the counts shape reduction freezes at
+  // their full size (a mean's divisor, a size cast to float), which are integers that a
+  // float16 or float32 may not hold.
+  bool exact = false;
 };
 
 // The values of a constant in `ctx`: each float means what solver::float_meaning says for its
-// own type (plan-format section 1), infinities stay infinities, NaN is a MathError.
+// own type (plan-format section 1), or itself when `exact`; infinities stay infinities, NaN is
+// a MathError.
 Tensor to_tensor(solver::Context& ctx, const ConstTensor& c);
 
 // ONNX attribute values. Float attributes keep the float they were written as (the double is

@@ -204,15 +204,9 @@ Kernel split_kernel(int version) {
   };
 }
 
-std::vector<Tensor> slice_kernel(KernelArgs& a) {
-  expect_input_count(a, 3, 5);
-  const Tensor& x = input(a, 0);
-  const std::vector<int64_t> starts = const_ints(a.ctx, input(a, 1), "starts (input #1)");
-  const std::vector<int64_t> ends = const_ints(a.ctx, input(a, 2), "ends (input #2)");
-  std::vector<int64_t> axes(starts.size()), steps(starts.size(), 1);
-  std::iota(axes.begin(), axes.end(), 0);
-  if (const Tensor* t = optional_input(a, 3)) axes = const_ints(a.ctx, *t, "axes (input #3)");
-  if (const Tensor* t = optional_input(a, 4)) steps = const_ints(a.ctx, *t, "steps (input #4)");
+std::vector<Tensor> slice_of(const Tensor& x, const std::vector<int64_t>& starts,
+                             const std::vector<int64_t>& ends, std::vector<int64_t> axes,
+                             const std::vector<int64_t>& steps) {
   if (ends.size() != starts.size() || axes.size() != starts.size() ||
       steps.size() != starts.size()) {
     throw InputError("starts, ends, axes and steps must have the same length (" +
@@ -248,6 +242,29 @@ std::vector<Tensor> slice_kernel(KernelArgs& a) {
     for (size_t d = 0; d < idx.size(); ++d) off += (first[d] + idx[d] * step[d]) * st[d];
     return off;
   })};
+}
+
+std::vector<Tensor> slice_kernel(KernelArgs& a) {
+  expect_input_count(a, 3, 5);
+  const std::vector<int64_t> starts = const_ints(a.ctx, input(a, 1), "starts (input #1)");
+  const std::vector<int64_t> ends = const_ints(a.ctx, input(a, 2), "ends (input #2)");
+  std::vector<int64_t> axes(starts.size()), steps(starts.size(), 1);
+  std::iota(axes.begin(), axes.end(), 0);
+  if (const Tensor* t = optional_input(a, 3)) axes = const_ints(a.ctx, *t, "axes (input #3)");
+  if (const Tensor* t = optional_input(a, 4)) steps = const_ints(a.ctx, *t, "steps (input #4)");
+  return slice_of(input(a, 0), starts, ends, axes, steps);
+}
+
+// Slice-1 (opsets 1 to 9): starts, ends and axes are attributes, every step is 1.
+std::vector<Tensor> slice_v1_kernel(KernelArgs& a) {
+  expect_input_count(a, 1, 1);
+  const auto ints = ir::Attribute::Kind::Ints;
+  const std::vector<int64_t> starts = required_attr(a.node, "starts", ints).ints;
+  const std::vector<int64_t> ends = required_attr(a.node, "ends", ints).ints;
+  std::vector<int64_t> axes(starts.size());
+  std::iota(axes.begin(), axes.end(), 0);
+  if (auto t = attr_ints_opt(a.node, "axes")) axes = *t;
+  return slice_of(input(a, 0), starts, ends, axes, std::vector<int64_t>(starts.size(), 1));
 }
 
 std::vector<Tensor> transpose_kernel(KernelArgs& a) {
@@ -314,6 +331,7 @@ void add_shape_ops(std::vector<OpDef>& defs) {
   add_op(defs, "Split", {2, 11}, split_kernel(11));
   add_op(defs, "Split", {13}, split_kernel(13));
   add_op(defs, "Split", {18}, split_kernel(18));
+  add_op(defs, "Slice", {1}, slice_v1_kernel);
   add_op(defs, "Slice", {10, 11, 13}, slice_kernel);
   add_op(defs, "Transpose", {1, 13}, transpose_kernel);
   add_op(defs, "Expand", {8, 13}, expand_kernel);

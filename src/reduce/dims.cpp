@@ -125,6 +125,13 @@ void DimStore::unify(const Axis& a, const Axis& b, const std::string& why) {
       continue;
     }
     int64_t fx = vars_[x].full, fy = vars_[y].full;
+    if (fx != fy && (fx == 0 || fy == 0)) {
+      // An empty tensor (Reshape with allowzero): no factor of one matches the other's; keep
+      // them whole, as below. Nothing is lost, as they hold no elements.
+      for (size_t k = i; k < la.size(); ++k) fix_var(la[k], why);
+      for (size_t k = j; k < lb.size(); ++k) fix_var(lb[k], why);
+      return;
+    }
     if (fx == fy) {
       join(x, y);
       ++i, ++j;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/errors.h"
+#include "frontend/binding_side.h"
 #include "reduce/infer.h"
 #include "reduce/micro_batches.h"
 #include "reduce/reduce_detail.h"
@@ -36,7 +37,12 @@ void start_program(Inference& inf, ProgramDims& p, const std::set<std::string>& 
     p.values[vi.name] = std::move(v);
   }
   for (const auto& [name, c] : p.graph->initializers) {
-    p.values[name] = const_dims(inf, c, p.label + " initializer '" + name + "'");
+    try {
+      p.values[name] = const_dims(inf, c, p.label + " initializer '" + name + "'");
+    } catch (Error& e) {  // a NaN
+      e.add_context(p.label + ": initializer '" + name + "'");
+      throw;
+    }
     if (bound.count(name)) p.values[name].symbolic = true;
   }
 }
@@ -278,8 +284,11 @@ void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& 
   std::set<std::string> spec_bound;
   std::vector<std::set<std::string>> rank_bound(size_t(plan.world_size));
   for (const frontend::Binding& b : plan.bindings) {
+    if (b.rank < 0 || b.rank >= plan.world_size) continue;
+    // A constant a rank passes out (an output binding) stays constant data.
+    if (!frontend::is_input_binding(b, plan.program_of(b.rank), spec)) continue;
     spec_bound.insert(b.spec);
-    if (b.rank >= 0 && b.rank < plan.world_size) rank_bound[size_t(b.rank)].insert(b.value);
+    rank_bound[size_t(b.rank)].insert(b.value);
   }
   start_program(inf, inf.spec, spec_bound);
   for (size_t i = 0; i < spec.nodes.size(); ++i) run_node(inf, inf.spec, i);

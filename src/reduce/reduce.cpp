@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/errors.h"
+#include "frontend/binding_side.h"
 #include "reduce/reduce_detail.h"
 #include "solver/context.h"
 
@@ -95,6 +96,7 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::Li
   std::set<std::string> spec_bound;
   std::vector<std::set<std::string>> rank_bound(size_t(plan.world_size));
   for (const auto& b : bound) {
+    if (!frontend::is_input_binding(*b.binding, plan.program_of(b.binding->rank), spec)) continue;
     spec_bound.insert(b.binding->spec);
     rank_bound[size_t(b.binding->rank)].insert(b.binding->value);
   }
@@ -151,14 +153,14 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::Li
       if (out.plan.rank_program[size_t(r)] != plan.rank_program[size_t(s.rank)]) continue;
       frontend::Binding nb;
       nb.rank = r;
-      nb.value = s.name;
-      nb.spec = s.table;
+      nb.value = table_input(plan.program_of(r), s.name);
+      nb.spec = table_input(spec, s.table);
       nb.origin = "constant '" + s.name + "' of " + plan.program_of(r).file +
                   " (equal to a region of the spec's constant '" + s.table + "')";
       nb.slice = reduced_slice(inf, inf.spec.values.at(s.table).dims, s.region.start,
                                s.region.end, nb.origin);
       nb.group = "onnx_tv.table";
-      if (table_bound.emplace(r, s.name).second) out.plan.bindings.push_back(std::move(nb));
+      if (table_bound.emplace(r, nb.value).second) out.plan.bindings.push_back(std::move(nb));
     }
   }
   out.full_elements = elements(inf, inf.spec, false);
@@ -184,8 +186,11 @@ Outcome reduce_plan(const ir::Graph& spec, const FewerRanks& fewer,
     o.why = e.message;
   } catch (const InputError& e) {
     // The user's files are wrong whatever the size (a declared shape contradicted, a malformed
-    // node): the same error the check at full size would give.
-    if (dynamic_cast<const solver::MathError*>(&e)) o.why = e.message();
+    // node): the same error the check at full size would give. So is a value undefined over the
+    // reals (0 * inf, log of -1) when every rank and micro-batch is kept, as inference then
+    // computes the full-size program's own values; with fewer, a size it reads may differ.
+    const bool whole = fewer.axes.empty() && !fewer.micro_batch_count;
+    if (dynamic_cast<const solver::MathError*>(&e) && !whole) o.why = e.message();
     else throw;
   } catch (const Error& e) {
     o.why = e.message();

@@ -72,6 +72,11 @@ std::vector<ConstSite> classify_constants(Inference& inf, const ir::Graph& spec,
                                           const frontend::Plan& plan,
                                           const std::vector<BoundRegion>& bound);
 
+// The graph input a symbolic table `name` of `g` becomes: `name` itself, or a name of its own
+// when `name` is a graph output too (a constant the program passes out), which then reads the
+// table through an Identity and stays an output, bound as one.
+std::string table_input(const ir::Graph& g, const std::string& name);
+
 // The reduced form of one program (the spec for rank -1): declared shapes, shape operands,
 // frozen sizes, constants; `bound_values` are its values that bindings name.
 ir::Graph rewrite_program(Inference& inf, ProgramDims& p, const std::vector<ConstSite>& sites,

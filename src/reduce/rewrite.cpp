@@ -21,7 +21,8 @@ ConstTensor ints_tensor(DType t, const std::vector<int64_t>& v, bool scalar) {
   ConstTensor c;
   c.dtype = t == DType::Undefined ? DType::Int64 : t;
   if (!scalar) c.shape = {int64_t(v.size())};
-  if (ir::is_float(c.dtype))
+  c.exact = ir::is_float(c.dtype);  // a count, not a float of its type
+  if (c.exact)
     for (auto x : v) c.reals.push_back(double(x));
   else
     c.ints = v;
@@ -222,7 +223,7 @@ struct Rewriter {
       nodes.push_back(std::move(n));
       return;
     }
-    if (full > (int64_t(1) << 24)) cannot(p, i, "a mean over more than 2^24 elements");
+    if (full > (int64_t(1) << 53)) cannot(p, i, "a mean over more than 2^53 elements");
     Node sum = n;
     sum.op_type = "ReduceSum";
     sum.attributes.erase("axes");
@@ -243,7 +244,8 @@ struct Rewriter {
     div.opset = n.opset;
     ConstTensor count;
     count.dtype = x.dtype;
-    count.reals = {double(full)};
+    count.reals = {double(full)};  // exact below 2^53
+    count.exact = true;
     div.inputs = {sum.outputs[0], add_const("full_count", std::move(count))};
     div.outputs = {out};
     nodes.push_back(std::move(sum));
@@ -252,6 +254,12 @@ struct Rewriter {
 };
 
 }  // namespace
+
+std::string table_input(const ir::Graph& g, const std::string& name) {
+  for (const auto& vi : g.outputs)
+    if (vi.name == name) return name + "/onnx_tv.table";
+  return name;
+}
 
 ir::Graph rewrite_program(Inference& inf, ProgramDims& p, const std::vector<ConstSite>& sites,
                           int64_t rank, const std::set<std::string>& bound_values) {
@@ -271,13 +279,22 @@ ir::Graph rewrite_program(Inference& inf, ProgramDims& p, const std::vector<Cons
   std::map<std::string, const ConstSite*> site_of;
   for (const auto& s : sites)
     if (s.rank == rank) site_of[s.name] = &s;
-  auto add_input = [&](const std::string& name, DType t) {
-    auto it = std::find_if(g.inputs.begin(), g.inputs.end(), [&](auto& vi) { return vi.name == name; });
-    ir::ValueInfo vi{name, t, dims_of(reduced_of(name))};
+  std::vector<Node> prelude;
+  auto add_input = [&](const std::string& name, DType t, std::vector<Node>& nodes) {
+    const std::string in = table_input(*p.graph, name);
+    auto it = std::find_if(g.inputs.begin(), g.inputs.end(), [&](auto& vi) { return vi.name == in; });
+    ir::ValueInfo vi{in, t, dims_of(reduced_of(name))};
     if (it == g.inputs.end()) g.inputs.push_back(vi);
     else *it = vi;
+    if (in == name) return;
+    Node id;
+    id.name = "onnx_tv.reduced/" + name;
+    id.op_type = "Identity";
+    id.opset = g.opsets.count("") ? g.opsets.at("") : 13;
+    id.inputs = {in};
+    id.outputs = {name};
+    nodes.push_back(id);
   };
-  std::vector<Node> prelude;
   for (const auto& [name, s] : site_of) {
     auto it = g.initializers.find(name);
     if (it == g.initializers.end()) continue;
@@ -287,14 +304,14 @@ ir::Graph rewrite_program(Inference& inf, ProgramDims& p, const std::vector<Cons
     } else if (s->action == A::RankTable || (s->action == A::SpecTable && s->table == name)) {
       const DType t = it->second.dtype;
       g.initializers.erase(it);
-      add_input(name, t);
+      add_input(name, t, prelude);
     } else if (s->action == A::SpecTable) {
       g.initializers.erase(it);
       Node id;
       id.name = "onnx_tv.reduced/" + name;
       id.op_type = "Identity";
       id.opset = g.opsets.count("") ? g.opsets.at("") : 13;
-      id.inputs = {s->table};
+      id.inputs = {table_input(*p.graph, s->table)};
       id.outputs = {name};
       prelude.push_back(id);
     }
@@ -313,14 +330,14 @@ ir::Graph rewrite_program(Inference& inf, ProgramDims& p, const std::vector<Cons
         continue;
       }
       if (s.action == A::RankTable || (s.action == A::SpecTable && s.table == n.outputs[0])) {
-        add_input(n.outputs[0], n.attribute("value")->tensor->dtype);
+        add_input(n.outputs[0], n.attribute("value")->tensor->dtype, w.nodes);
         continue;
       }
       if (s.action == A::SpecTable) {
         Node id = n;
         id.op_type = "Identity";
         id.attributes.clear();
-        id.inputs = {s.table};
+        id.inputs = {table_input(*p.graph, s.table)};
         w.nodes.push_back(std::move(id));
         continue;
       }

@@ -269,7 +269,13 @@ std::vector<DimValue> infer_node(Inference& inf, ProgramDims& prog, size_t idx) 
       small = n <= kConcreteMax;
     }
     if (small) {
-      auto outs = ops::run_node(inf.ctx, node, idx, ts);
+      std::vector<ir::Tensor> outs;
+      try {
+        outs = ops::run_node(inf.ctx, node, idx, ts);
+      } catch (Error& e) {
+        e.add_context(prog.label);  // run_node names the node
+        throw;
+      }
       bool keep = true;
       for (auto& t : outs)
         // Only integers stay exact: a size cast to float is data, frozen at full size where

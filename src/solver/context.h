@@ -161,6 +161,12 @@ class Context {
   // stages were cut differently on the two sides, this expands only the stages in between,
   // not the whole program.
   bool equal_unfolding(Value a, Value b, size_t max_terms, int max_steps = 256);
+  // Whether a and b are equal, found by case analysis (case_split.cpp): each max, min and abs
+  // atom among the factors of a - b takes one argument per case (max(p, q) = p where p >= q),
+  // the cases cover every point, and a - b must rebuild to zero in each, or the case be empty
+  // by its own conditions. At most 10 atoms and 1024 cases; false decides nothing, and
+  // `why_not` then says why the analysis did not conclude (empty without extreme atoms).
+  bool equal_by_cases(Value a, Value b, std::string* why_not = nullptr);
   // Changes the threshold above which product factors become definitions (kDefineAbove).
   void set_define_above(size_t terms);
 

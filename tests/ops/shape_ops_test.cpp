@@ -13,6 +13,20 @@ TEST_F(ShapeOpsTest, ReshapeWithMinusOneAndZero) {
   EXPECT_EQ(run1(node("Reshape", 14, 2), {&x, &s2}).shape, (Shape{4, 3, 2}));
 }
 
+// allowzero=1: a 0 in the target is a real 0 (an empty tensor may move its 0); with -1 it
+// would make the -1 ambiguous, an input error rather than a division by zero.
+TEST_F(ShapeOpsTest, ReshapeOfEmptyTensorWithAllowzero) {
+  Tensor e = floats({4, 0}, {});
+  Tensor t = ints({2}, {0, 4}), t_infer = ints({2}, {0, -1});
+  EXPECT_EQ(run1(node("Reshape", 14, 2, 1, {{"allowzero", int_attr(1)}}), {&e, &t}).shape,
+            (Shape{0, 4}));
+  EXPECT_THROW_MSG(run1(node("Reshape", 14, 2, 1, {{"allowzero", int_attr(1)}}), {&e, &t_infer}),
+                   InputError, "/test/Reshape", "-1");
+  // Without allowzero the 0 copies the input's dimension: [4, 4], 16 elements, not 0.
+  EXPECT_THROW_MSG(run1(node("Reshape", 14, 2), {&e, &t}), InputError, "/test/Reshape",
+                   "element counts differ");
+}
+
 TEST_F(ShapeOpsTest, ReshapeKeepsRowMajorOrder) {
   Tensor x = floats({2, 3}, {1, 2, 3, 4, 5, 6});
   Tensor s = ints({2}, {3, 2});
@@ -129,6 +143,19 @@ TEST_F(ShapeOpsTest, SliceClampsAndSelectsAxes) {
   Tensor zero = ints({1}, {0});
   EXPECT_THROW_MSG(run1(node("Slice", 13, 5), {&x, &s, &e, &ax, &zero}), InputError,
                    "/test/Slice", "step");
+}
+
+// Slice-1, as opset 9 models (IR versions 3 to 6) write it: attributes, no steps.
+TEST_F(ShapeOpsTest, SliceOfOpset9TakesAttributes) {
+  Tensor x = floats({2, 4}, {0, 1, 2, 3, 4, 5, 6, 7});
+  ir::Node n = node("Slice", 9, 1);
+  n.attributes["starts"] = ints_attr({1, -3});
+  n.attributes["ends"] = ints_attr({2, 1000});
+  expect_ints(run1(n, {&x}), {1, 3}, {5, 6, 7});
+  n.attributes["starts"] = ints_attr({1});
+  n.attributes["ends"] = ints_attr({3});
+  n.attributes["axes"] = ints_attr({-1});
+  expect_ints(run1(n, {&x}), {2, 2}, {1, 2, 5, 6});
 }
 
 TEST_F(ShapeOpsTest, SliceOfEmptyAxisIsEmpty) {

@@ -1,0 +1,81 @@
+// Small plans on inputs that once gave a wrong verdict or a crash, run through the binary
+// (models/edge_cases, written by tools/examples/make_edge_cases.py).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "run_cli.h"
+
+namespace onnx_tv::e2e {
+namespace {
+
+CliRun check_case(const std::string& name, const std::string& shards = "shards") {
+  const auto d = source_dir() / "models/edge_cases" / name;
+  return run_cli("check " + (d / "spec.onnx").string() + " " + (d / shards).string());
+}
+
+bool says(const CliRun& r, const std::string& words) {
+  return r.out.find(words) != std::string::npos;
+}
+
+TEST(EdgeCases, MeanOverMoreThan2To24ElementsIsProven) {
+  CliRun r = check_case("mean_2p24");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(says(r, "x: [33554434] -> [4]")) << r.out;
+}
+
+// Rank outputs that are constants (an initializer, Identity, Transpose, Slice, Split of a
+// Constant) are obligations: proven when right, refuted when one element differs, with and
+// without reduction.
+TEST(EdgeCases, ConstantOutputsAreObligations) {
+  for (const std::string flags : {"", " --no-reduce"}) {
+    CliRun ok = check_case("const_outputs", "shards" + flags);
+    EXPECT_EQ(ok.exit_code, 0) << ok.out;
+    CliRun bad = check_case("const_outputs", "shards_wrong" + flags);
+    EXPECT_EQ(bad.exit_code, 1) << bad.out;
+    EXPECT_TRUE(says(bad, "spec = 5, plan = 7")) << bad.out;
+  }
+}
+
+TEST(EdgeCases, ConstantTableOutputOverAReducedDimension) {
+  CliRun ok = check_case("const_table_outputs");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_TRUE(says(ok, "x: [4] -> [2]")) << ok.out;
+  CliRun bad = check_case("const_table_outputs", "shards_wrong");
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+}
+
+TEST(EdgeCases, EmptyReshapeWithAllowzeroProves) {
+  CliRun r = check_case("reshape_allowzero");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+}
+
+// Undefined over the reals at every point, on inputs too large for a full-size check: an input
+// error naming the file and node (plan-format section 1), not UNKNOWN.
+TEST(EdgeCases, UndefinedValueIsAnInputErrorNamingTheNode) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"nan_log", "Log node '/bad/Log'"},
+      {"nan_zero_inf", "Mul node '/bad/Mul'"},
+      {"nan_const", "initializer 'nan'"}};
+  for (const auto& [name, node] : cases) {
+    CliRun r = check_case(name);
+    EXPECT_EQ(r.exit_code, 2) << name << ":\n" << r.out;
+    EXPECT_TRUE(says(r, node)) << r.out;
+    EXPECT_TRUE(says(r, "rank0.onnx")) << r.out;
+  }
+}
+
+// relu(x) - relu(-x) is x, by cases on the sign of x; relu(x) + relu(-x) is not, and is
+// refuted with a witness.
+TEST(EdgeCases, ReluDifferenceProvenByCases) {
+  for (const std::string flags : {"", " --no-reduce"}) {
+    CliRun ok = check_case("relu_odd", "shards" + flags);
+    EXPECT_EQ(ok.exit_code, 0) << ok.out;
+    CliRun bad = check_case("relu_odd", "shards_wrong" + flags);
+    EXPECT_EQ(bad.exit_code, 1) << bad.out;
+    EXPECT_TRUE(says(bad, "witness:")) << bad.out;
+  }
+}
+
+}  // namespace
+}  // namespace onnx_tv::e2e
