@@ -157,8 +157,8 @@ class Side:
         count = full // self.n if sharded else full
         bug = st.get("bug") if self.rank is not None else None
         if st["scale"] == "mean" or bug == "mask_for_half":
-            if bug == "wrong_scale":
-                form, count = "lit", count - 1
+            if bug == "wrong_scale":  # one element off (never a count of 0: 1/0 is no scale)
+                form, count = "lit", count - 1 if count > 1 else count + 1
             if bug == "mask_for_half":
                 form = "mask"
             y = self.mean_of(x, axis, form, dtype, count, st.get("mask_src", "shape"))
