@@ -8,6 +8,7 @@ transcendental constants that nearly cancel.
 """
 import random
 
+from . import families
 from . import recipe as R
 
 UNARY = ["Exp", "Tanh", "Sigmoid", "Relu", "Neg", "Abs"]
@@ -270,6 +271,9 @@ class Gen:
 
 
 def generate(seed, steps=None):
+    fam = families.pick(seed)
+    if fam and steps is None:
+        return families.FAMILIES[fam].generate(seed)
     g = Gen(seed)
     r = g.rng
     x = g.input(("a", "b"))

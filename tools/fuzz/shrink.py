@@ -10,7 +10,7 @@ import os
 import shutil
 import time
 
-from . import oracle
+from . import families, oracle
 from . import recipe as R
 from .writer import write_case
 
@@ -26,6 +26,9 @@ def _rename(rec, old, new):
 
 def candidates(rec):
     """Smaller recipes, most promising first."""
+    if families.of(rec):
+        yield from families.of(rec).candidates(rec)
+        return
     for i in range(len(rec["outputs"])):
         if len(rec["outputs"]) > 1:
             c = R.clone(rec)
@@ -76,6 +79,8 @@ def candidates(rec):
 
 
 def _cost(rec):
+    if families.of(rec):
+        return families.of(rec).cost(rec)
     return (len(rec["steps"]), len(rec["outputs"]), rec["n"], sum(rec["dims"].values()))
 
 
