@@ -2,12 +2,19 @@
 import json
 import os
 import shutil
+from fractions import Fraction as F
 
 import numpy as np
 
 from .onnxb import Builder, save
 
 AXES = ("dp", "pp", "tp")
+# scales are exact fractions, written as the float nearest to them: a product of rounded floats
+# (0.1 / 5 is 0.020000000000000004) stands for another number under the contract's reading
+
+
+def lam_of(rec):
+    return F(str(rec["lam"]))
 
 
 def sizes(rec):
@@ -134,7 +141,7 @@ class Stage:
     def scale(self, k):
         rec = self.rec
         _, _, N = sizes(rec)
-        c = 1.0 / N
+        c = F(1, N)
         if rec["bug"] == "mb_wrong_count":
             c *= rec["mb"]  # each micro-batch averaged over its own rows
         if rec["bug"] == "dp_local_mean":
@@ -156,21 +163,21 @@ class Stage:
         y = self.comm("AllReduce", y, "tp")
         c = self.scale(k)
         out = dict(loss=g.node("Mul", [g.node("ReduceSum", [g.node("Mul", [y, y])], keepdims=0),
-                                       g.const(c, dt)]))
-        dy = g.node("Mul", [y, g.const(2 * c, dt)])
+                                       g.const(float(c), dt)]))
+        dy = g.node("Mul", [y, g.const(float(2 * c), dt)])
         out["dw2"] = matmul(g, h, dy, rec["gemm"], trans_a=True)
         if rec["bias"]:
             out["db"] = g.node("ReduceSum", [dy, g.ints([0])], keepdims=1)
         if rec["lam"] and rec["wd"] == "per_mb":  # weight decay: every body of every dp rank adds
-            self.weight_decay(out, self.share(1.0 / (rec["mb"] * rec["dp"]), 0.5))  # a share
+            self.weight_decay(out, self.share(F(1, rec["mb"] * rec["dp"]), F(1, 2)))  # a share
         return out, matmul(g, dy, self.w2, rec["gemm"], trans_b=True)
 
     def weight_decay(self, out, share):
-        g, lam = self.g, self.rec["lam"]
+        g, lam = self.g, lam_of(self.rec)
         ss = g.node("ReduceSum", [g.node("Mul", [self.w2, self.w2])], keepdims=0)
         ss = self.comm("AllReduce", ss, "tp")
-        out["loss"] = g.node("Add", [out["loss"], g.node("Mul", [ss, g.const(lam * share)])])
-        out["dw2"] = g.node("Add", [out["dw2"], g.node("Mul", [self.w2, g.const(2 * lam * share)])])
+        out["loss"] = g.node("Add", [out["loss"], g.node("Mul", [ss, g.const(float(lam * share))])])
+        out["dw2"] = g.node("Add", [out["dw2"], g.node("Mul", [self.w2, g.const(float(2 * lam * share))])])
 
     def backward_c(self, fa, dh):
         g, rec = self.g, self.rec
@@ -235,9 +242,8 @@ class Stage:
         shapes = dict(loss=[], dw1=[rec["D"], rec["hp"]], dw2=[rec["hp"], rec["E"]], db=[1, rec["E"]])
         tot = {k: self.accumulate(v, shapes[k]) for k, v in res.items()}
         if self.last and rec["lam"] and rec["wd"] in ("per_dp", "once"):
-            share = 1.0 / rec["dp"] if rec["wd"] == "per_dp" else None
-            if share is not None:  # before the sum over dp ranks
-                self.weight_decay(tot, self.share(share, 0.5))
+            if rec["wd"] == "per_dp":  # before the sum over dp ranks
+                self.weight_decay(tot, self.share(F(1, rec["dp"]), F(1, 2)))
         partial = rec["dp_out"] == "partial"
         for key in sorted(tot):
             v = tot[key]
@@ -248,7 +254,7 @@ class Stage:
                     v = self.comm("AllReduce", v, "dp")
             tot[key] = v
         if self.last and rec["lam"] and rec["wd"] == "once":
-            self.weight_decay(tot, 1.0)
+            self.weight_decay(tot, F(1))
         place = dict(dw1="Shard(1)", dw2="Shard(0)")
         for key in sorted(tot):
             name = "out_" + key
