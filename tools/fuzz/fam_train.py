@@ -96,7 +96,9 @@ def candidates(rec):
 
 
 def issue_class(rec):
-    if rec["bug"] in ("wd_count", "bias_count") or rec["lam"] and rec["wd"] == "per_mb":
+    """3 where a term every rank or micro-batch adds meets a count that reduction shrinks."""
+    shares = rec["lam"] and (rec["wd"] == "per_mb" or rec["wd"] == "per_dp" and rec["dp"] > 1)
+    if rec["bug"] in ("wd_count", "bias_count") or shares or rec["bias"] and rec["tp"] > 1:
         return 3
     return None
 

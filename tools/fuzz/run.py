@@ -61,6 +61,7 @@ def main(argv=None):
     ap.add_argument("--per-kind", type=int, default=1)
     ap.add_argument("--no-shrink", action="store_true")
     ap.add_argument("--strict", action="store_true")
+    ap.add_argument("--shrink-budget", type=float, default=240, help="seconds per shrunk case")
     a = ap.parse_args(argv)
     if a.seeds:
         lo, hi = map(int, a.seeds.split(":"))
@@ -105,7 +106,8 @@ def save_case(a, rec, res, name):
     """Shrinks (unless --no-shrink) and saves one disagreement; the folder written."""
     small = rec
     if not a.no_shrink:
-        small, _tries = shrink.shrink(a.binary, rec, res["cls"], tempfile.mkdtemp(), log=print)
+        small, _tries = shrink.shrink(a.binary, rec, res["cls"], tempfile.mkdtemp(),
+                                      budget_s=a.shrink_budget, log=print)
         res = oracle.run_case(a.binary, write_case(small, os.path.join(
             tempfile.gettempdir(), "onnx-tv-fuzz-final-%d" % os.getpid())))
     return cases.save(small, res, name, a.save)

@@ -107,7 +107,7 @@ def shrink(binary, rec, cls, work, budget_s=240, log=None):
             if res["cls"] == cls:
                 best, improved = c, True
                 if log:
-                    log("  shrunk to %d steps, n=%d, dims=%s" % (len(c["steps"]), c["n"], c["dims"]))
+                    log("  shrunk to cost %s" % (_cost(c),))
                 break
     shutil.rmtree(os.path.join(work, "shrink"), ignore_errors=True)
     return best, tries
