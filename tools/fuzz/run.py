@@ -46,7 +46,8 @@ def _init(binary):
 def kind(rec, res):
     ic = cases.issue_class(rec)
     ic = "-".join(map(str, ic)) if isinstance(ic, list) else ic
-    return "%s-ic%s-%s" % (res["cls"], ic, rec["bug"] or "correct")
+    fam = rec.get("family", "steps")
+    return "%s-ic%s-%s-%s" % (res["cls"], ic, fam, rec["bug"] or "correct")
 
 
 def main(argv=None):
