@@ -6,7 +6,7 @@ the issue-16 class it belongs to where known (`issue_class`), and the recipe tha
 import json
 import os
 
-from . import oracle
+from . import families, oracle
 from .writer import write_case
 
 REPO = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -16,6 +16,8 @@ PENDING = os.path.join(REPO, "tests", "fuzz", "pending")  # wait for fixes (test
 
 def issue_class(rec):
     """The issue-16 class a recipe's features point to (a hint; saved cases are checked by hand)."""
+    if families.of(rec):
+        return families.of(rec).issue_class(rec)
     steps = rec["steps"]
     feats = set()
     for st in steps:

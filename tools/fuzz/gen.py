@@ -8,17 +8,19 @@ transcendental constants that nearly cancel.
 """
 import random
 
+from . import families
 from . import recipe as R
+from .gen_shapes import SHAPE_BUGS, ShapeSteps
 
 UNARY = ["Exp", "Tanh", "Sigmoid", "Relu", "Neg", "Abs"]
 BINARY = ["Add", "Sub", "Mul", "Div"]
 DTYPES = ["float16", "bfloat16", "float32", "float64"]
 # bugs a step may carry; lower.py says what each does
 BUGS = ["missing_collective", "wrong_scale", "wrong_offset", "swapped_pieces", "bias_per_rank",
-        "count_poly", "mask_for_half", "clamp_positions", "trans_max", "wrong_collective"]
+        "count_poly", "mask_for_half", "clamp_positions", "trans_max", "wrong_collective"] + SHAPE_BUGS
 
 
-class Gen:
+class Gen(ShapeSteps):
     def __init__(self, seed):
         self.rng = random.Random(seed)
         r = self.rng
@@ -244,7 +246,7 @@ class Gen:
         r = self.rng
         x = self.pick()
         kinds = [self.unary, self.binary, self.binary, self.matmul, self.reduce, self.normalise,
-                 self.transpose, self.positions]
+                 self.transpose, self.positions, self.shape_step, self.shape_step]
         return r.choice(kinds)(x)
 
     def finish(self):
@@ -270,6 +272,9 @@ class Gen:
 
 
 def generate(seed, steps=None):
+    fam = families.pick(seed)
+    if fam and steps is None:
+        return families.FAMILIES[fam].generate(seed)
     g = Gen(seed)
     r = g.rng
     x = g.input(("a", "b"))

@@ -2,6 +2,7 @@
 import numpy as np
 
 from . import recipe as R
+from .lower_shapes import ShapeLowering
 from .onnxb import Builder
 
 # a*ln(2) - b*ln(3): +1.012e-11 and -9.572e-11 (convergents of log2(3)); long double gets neither
@@ -22,7 +23,7 @@ def table_values(rec, st):
     return np.tile(base, [s // p for s, p in zip(shp, per)])
 
 
-class Side:
+class Side(ShapeLowering):
     """One program: the spec (rank None) or the program of rank r."""
 
     def __init__(self, rec, rank):
@@ -157,8 +158,8 @@ class Side:
         count = full // self.n if sharded else full
         bug = st.get("bug") if self.rank is not None else None
         if st["scale"] == "mean" or bug == "mask_for_half":
-            if bug == "wrong_scale":
-                form, count = "lit", count - 1
+            if bug == "wrong_scale":  # one element off (never a count of 0: 1/0 is no scale)
+                form, count = "lit", count - 1 if count > 1 else count + 1
             if bug == "mask_for_half":
                 form = "mask"
             y = self.mean_of(x, axis, form, dtype, count, st.get("mask_src", "shape"))

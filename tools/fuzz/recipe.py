@@ -62,6 +62,8 @@ def used_names(st):
 
 def prune(rec):
     """Drops steps no output depends on (shrinking removes outputs and steps freely)."""
+    if "family" in rec:  # a family's recipe holds parameters, not steps
+        return rec
     need = set(rec["outputs"])
     keep = []
     for st in reversed(rec["steps"]):

@@ -28,12 +28,14 @@ _BINARY = None
 def one(seed):
     """(seed, recipe, result) for one seed; runs in a worker."""
     work = os.path.join(tempfile.gettempdir(), "onnx-tv-fuzz-%d" % os.getpid())
+    rec = None
     try:
         rec = generate(seed)
         folder = write_case(rec, os.path.join(work, "case"))
-    except Exception as e:  # a generator fault is counted, never hides the run
-        return seed, None, dict(cls="gen_error", num="error: %r" % e, red=None, full=None)
-    return seed, rec, oracle.run_case(_BINARY, folder)
+        return seed, rec, oracle.run_case(_BINARY, folder)
+    except Exception as e:  # a fault of the generator (or of the numeric runner on its case) is
+        # counted as gen_error with the recipe, and the campaign goes on
+        return seed, rec, dict(cls="gen_error", num="error: %r" % e, red=None, full=None)
 
 
 def _init(binary):
@@ -44,7 +46,8 @@ def _init(binary):
 def kind(rec, res):
     ic = cases.issue_class(rec)
     ic = "-".join(map(str, ic)) if isinstance(ic, list) else ic
-    return "%s-ic%s-%s" % (res["cls"], ic, rec["bug"] or "correct")
+    fam = rec.get("family", "steps")
+    return "%s-ic%s-%s-%s" % (res["cls"], ic, fam, rec["bug"] or "correct")
 
 
 def main(argv=None):
@@ -59,6 +62,7 @@ def main(argv=None):
     ap.add_argument("--per-kind", type=int, default=1)
     ap.add_argument("--no-shrink", action="store_true")
     ap.add_argument("--strict", action="store_true")
+    ap.add_argument("--shrink-budget", type=float, default=240, help="seconds per shrunk case")
     a = ap.parse_args(argv)
     if a.seeds:
         lo, hi = map(int, a.seeds.split(":"))
@@ -78,16 +82,15 @@ def main(argv=None):
             print("seed %d: %s (numeric %s, reduced %s, --no-reduce %s)" % (
                 seed, k, res["num"], res["red"], res["full"]), flush=True)
             found.append((seed, k))
-            if rec and a.save and saved[k] < a.per_kind:
+            if res["cls"] == "gen_error":
+                print("  %s" % res["num"], flush=True)
+            elif rec and a.save and saved[k] < a.per_kind:
                 saved[k] += 1
-                small = rec
-                if not a.no_shrink:
-                    small, tries = shrink.shrink(a.binary, rec, res["cls"], tempfile.mkdtemp(),
-                                                 log=print)
-                    res = oracle.run_case(a.binary, write_case(small, os.path.join(
-                        tempfile.gettempdir(), "onnx-tv-fuzz-final")))
-                print("  saved", cases.save(small, res, "%s-seed%d" % (k, seed), a.save),
-                      flush=True)
+                try:
+                    print("  saved", save_case(a, rec, res, "%s-seed%d" % (k, seed)), flush=True)
+                except Exception as e:  # shrinking or saving one case never ends the campaign
+                    counts["gen_error"] += 1
+                    print("  not saved: %r" % e, flush=True)
         if time.time() - last_report > 600:
             last_report = time.time()
             print(summary(counts, t0), flush=True)
@@ -98,6 +101,17 @@ def main(argv=None):
     print(summary(counts, t0))
     bad = sum(counts[c] for c in oracle.DISAGREEMENTS)
     return 1 if (a.strict and bad) or counts["gen_error"] else 0
+
+
+def save_case(a, rec, res, name):
+    """Shrinks (unless --no-shrink) and saves one disagreement; the folder written."""
+    small = rec
+    if not a.no_shrink:
+        small, _tries = shrink.shrink(a.binary, rec, res["cls"], tempfile.mkdtemp(),
+                                      budget_s=a.shrink_budget, log=print)
+        res = oracle.run_case(a.binary, write_case(small, os.path.join(
+            tempfile.gettempdir(), "onnx-tv-fuzz-final-%d" % os.getpid())))
+    return cases.save(small, res, name, a.save)
 
 
 def summary(counts, t0):

@@ -10,7 +10,7 @@ import os
 import shutil
 import time
 
-from . import oracle
+from . import families, oracle
 from . import recipe as R
 from .writer import write_case
 
@@ -26,6 +26,9 @@ def _rename(rec, old, new):
 
 def candidates(rec):
     """Smaller recipes, most promising first."""
+    if families.of(rec):
+        yield from families.of(rec).candidates(rec)
+        return
     for i in range(len(rec["outputs"])):
         if len(rec["outputs"]) > 1:
             c = R.clone(rec)
@@ -76,6 +79,8 @@ def candidates(rec):
 
 
 def _cost(rec):
+    if families.of(rec):
+        return families.of(rec).cost(rec)
     return (len(rec["steps"]), len(rec["outputs"]), rec["n"], sum(rec["dims"].values()))
 
 
@@ -96,13 +101,13 @@ def shrink(binary, rec, cls, work, budget_s=240, log=None):
             tries += 1
             try:
                 folder = write_case(c, os.path.join(work, "shrink"))
-            except (KeyError, ValueError, IndexError, TypeError):
+            except Exception:  # a candidate the writer cannot lower is no smaller case
                 continue
             res = oracle.run_case(binary, folder)
             if res["cls"] == cls:
                 best, improved = c, True
                 if log:
-                    log("  shrunk to %d steps, n=%d, dims=%s" % (len(c["steps"]), c["n"], c["dims"]))
+                    log("  shrunk to cost %s" % (_cost(c),))
                 break
     shutil.rmtree(os.path.join(work, "shrink"), ignore_errors=True)
     return best, tries

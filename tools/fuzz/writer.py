@@ -3,11 +3,13 @@ import json
 import os
 import shutil
 
-from . import lower
+from . import families, lower
 from .onnxb import save
 
 
 def write_case(rec, folder):
+    if families.of(rec):
+        return families.of(rec).write(rec, folder)
     if os.path.exists(folder):
         shutil.rmtree(folder)
     shards = os.path.join(folder, "shards")
