@@ -255,6 +255,10 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
     throw prove::CountedReplicas{*where, true};
 
   auto obs = prove::build_obligations(spec, plan, bound, spec_env, envs, res.warnings);
+  if (auto where = options.count_guard ? prove::counted_partial_sum(ctx, plan, obs, envs,
+                                                                    res.reduction.fewer_rank_axes)
+                                        : std::nullopt)
+    throw prove::CountedReplicas{*where};
   report(options, "compare", 0, 1);
   // Different canonical forms: a witness refutes real differences; otherwise the forms may
   // differ only in how products were kept unexpanded. A whole-program run expands them; a

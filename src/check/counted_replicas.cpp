@@ -86,8 +86,13 @@ std::optional<std::string> counted_replica_sum(solver::Context& ctx, const front
   for (const Step& step : linked.steps) {
     if (step.kind != Step::Kind::Collective) continue;
     const ir::CommOp& op = step.members[0].comm;
-    const bool sums = (op.kind == ir::CommKind::AllReduce || op.kind == ir::CommKind::ReduceScatter) &&
-                      op.reduce == ir::ReduceOp::Sum;
+    // A gather or an exchange does not add, but what it brings together is added up later
+    // (AllGather then ReduceSum over the gathered axis is a sum over ranks written by hand), so a
+    // term every member sends counts the ranks as much as an AllReduce of it would.
+    const bool gathers = op.kind == ir::CommKind::AllGather || op.kind == ir::CommKind::AllToAll;
+    const bool sums = gathers || ((op.kind == ir::CommKind::AllReduce ||
+                                   op.kind == ir::CommKind::ReduceScatter) &&
+                                  op.reduce == ir::ReduceOp::Sum);
     if (!sums || !spans(*plan.mesh, op.group, idx)) continue;
     std::vector<const ir::Tensor*> ins;
     for (const auto& m : step.members) {
@@ -101,6 +106,35 @@ std::optional<std::string> counted_replica_sum(solver::Context& ctx, const front
       return g.file + ": " + g.nodes[m.node_index].describe(m.node_index) + " (element " +
              std::to_string(*e) + ")";
     }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> counted_partial_sum(solver::Context& ctx, const frontend::Plan& plan,
+                                               const std::vector<Obligation>& obs,
+                                               const std::vector<Env>& envs,
+                                               const std::vector<std::string>& axes) {
+  if (!plan.mesh || axes.empty()) return std::nullopt;
+  std::vector<size_t> idx;
+  for (const auto& a : axes)
+    if (int64_t i = plan.mesh->axis_index(a); i >= 0) idx.push_back(size_t(i));
+  for (const Obligation& ob : obs) {
+    if (ob.members.size() < 2) continue;
+    std::vector<int64_t> ranks;
+    std::vector<const ir::Tensor*> ins;
+    for (const frontend::Binding* b : ob.members) {
+      auto it = envs[size_t(b->rank)].values.find(b->value);
+      // A member bound by a local slice holds its addend inside a larger tensor: such sets are
+      // not looked at (the guard only spares false alarms; the degree bound keeps soundness).
+      if (b->local_slice || it == envs[size_t(b->rank)].values.end()) break;
+      if (!ins.empty() && it->second.data.size() != ins[0]->data.size()) break;
+      ranks.push_back(b->rank);
+      ins.push_back(&it->second);
+    }
+    if (ins.size() != ob.members.size() || !spans(*plan.mesh, ranks, idx)) continue;
+    if (auto e = common_term(ctx, ins))
+      return ob.members[0]->origin + " (the partial set of '" + ob.spec + "', element " +
+             std::to_string(*e) + ")";
   }
   return std::nullopt;
 }

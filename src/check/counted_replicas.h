@@ -12,6 +12,7 @@
 
 #include "check/executor.h"
 #include "check/linker.h"
+#include "check/obligations.h"
 #include "frontend/plan.h"
 #include "solver/context.h"
 
@@ -23,11 +24,19 @@ struct CountedReplicas {
   bool micro_batches = false;  // a sum over micro-batches (counted_micro_batch_sum)
 };
 
-// Where a sum (AllReduce or ReduceScatter with reduce "sum") over a group that spans one of
+// Where a sum (AllReduce or ReduceScatter with reduce "sum", or an AllGather or AllToAll whose
+// pieces are summed later) over a group that spans one of
 // `axes` (mesh axes of plan.mesh) has a term common to every member's input: "rank3.onnx:
 // AllReduce node '/x' (element 5)". nullopt when none has.
 std::optional<std::string> counted_replica_sum(solver::Context& ctx, const frontend::Plan& plan,
                                                const LinkedPlan& linked,
+                                               const std::vector<Env>& envs,
+                                               const std::vector<std::string>& axes);
+
+// The same for an output bound as a partial set whose members span one of `axes`: the spec
+// value is the members' sum, so a term every member holds counts them.
+std::optional<std::string> counted_partial_sum(solver::Context& ctx, const frontend::Plan& plan,
+                                               const std::vector<Obligation>& obs,
                                                const std::vector<Env>& envs,
                                                const std::vector<std::string>& axes);
 
