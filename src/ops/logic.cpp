@@ -7,10 +7,28 @@ namespace onnx_tv::ops::detail {
 
 namespace {
 
-enum class Cmp { Equal, Less, Greater };
+enum class Cmp { Equal, Less, LessOrEqual, Greater, GreaterOrEqual };
 
 const char* cmp_name(Cmp c) {
-  return c == Cmp::Equal ? "Equal" : c == Cmp::Less ? "Less" : "Greater";
+  switch (c) {
+    case Cmp::Equal: return "Equal";
+    case Cmp::Less: return "Less";
+    case Cmp::LessOrEqual: return "LessOrEqual";
+    case Cmp::Greater: return "Greater";
+    case Cmp::GreaterOrEqual: return "GreaterOrEqual";
+  }
+  return "?";
+}
+
+bool holds(Cmp c, int sign) {
+  switch (c) {
+    case Cmp::Equal: return sign == 0;
+    case Cmp::Less: return sign < 0;
+    case Cmp::LessOrEqual: return sign <= 0;
+    case Cmp::Greater: return sign > 0;
+    case Cmp::GreaterOrEqual: return sign >= 0;
+  }
+  return false;
 }
 
 Value compare_values(Context& ctx, Cmp c, Value x, Value y) {
@@ -24,8 +42,7 @@ Value compare_values(Context& ctx, Cmp c, Value x, Value y) {
                       (symbolic ? "the comparison is on a symbolic value"
                                 : "the constants are too close to order numerically"));
   }
-  const bool r = c == Cmp::Equal ? *sign == 0 : c == Cmp::Less ? *sign < 0 : *sign > 0;
-  return r ? ctx.one() : ctx.zero();
+  return holds(c, *sign) ? ctx.one() : ctx.zero();
 }
 
 Kernel compare_kernel(Cmp c) {
@@ -95,6 +112,8 @@ void add_logic_ops(std::vector<OpDef>& defs) {
   add_op(defs, "Equal", {11, 13}, compare_kernel(Cmp::Equal));
   add_op(defs, "Less", {9, 13}, compare_kernel(Cmp::Less));
   add_op(defs, "Greater", {9, 13}, compare_kernel(Cmp::Greater));
+  add_op(defs, "LessOrEqual", {12, 16}, compare_kernel(Cmp::LessOrEqual));
+  add_op(defs, "GreaterOrEqual", {12, 16}, compare_kernel(Cmp::GreaterOrEqual));
   add_op(defs, "Where", {9, 16}, where_kernel);
   add_op(defs, "Trilu", {14}, trilu_kernel);
 }
