@@ -56,6 +56,7 @@ void store(ProgramDims& p, const ir::Node& node, std::vector<DimValue> outs) {
 void run_node(Inference& inf, ProgramDims& p, size_t i) {
   std::vector<DimValue> outs = infer_node(inf, p, i);
   follow_sizes_as_data(inf, p, i, outs);
+  follow_uniform_parts(inf, p, i, outs);
   store(p, p.graph->nodes[i], std::move(outs));
 }
 
@@ -125,6 +126,10 @@ void run_comm(Inference& inf, const frontend::Plan& plan, const prove::Step& ste
   out.size_derived = false;
   for (const DimValue& v : ins) {
     out.symbolic |= v.symbolic;
+    // Over-approximated as the members' union (what may be uniform on one member is taken
+    // to be so on all).
+    out.uniform.insert(out.uniform.end(), v.uniform.begin(), v.uniform.end());
+    out.parts.insert(out.parts.end(), v.parts.begin(), v.parts.end());
     for (Var p : v.positions)
       if (std::find(out.positions.begin(), out.positions.end(), p) == out.positions.end())
         out.positions.push_back(p);

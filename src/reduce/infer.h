@@ -33,6 +33,10 @@ struct DimValue {
   bool symbolic = false;
   // The variables of the Range axes whose positions it carries as values.
   Axis positions;
+  // Variables along which it is the same at every position, and along which some part of it
+  // is (a sum along those counts elements): uniform_parts.cpp.
+  Axis uniform;
+  Axis parts;
 };
 
 using ValueDims = std::unordered_map<std::string, DimValue>;
@@ -72,6 +76,15 @@ std::vector<DimValue> infer_node(Inference& inf, ProgramDims& prog, size_t node_
 // must keep their full size because a size would be read as data (sizes_as_data.cpp).
 void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t node_index,
                           std::vector<DimValue>& outs);
+
+// After a node's rule: where its outputs are uniform or hold a uniform part, and the
+// dimensions that keep their full size because a sum along them counts such a part
+// (uniform_parts.cpp).
+void follow_uniform_parts(Inference& inf, ProgramDims& prog, size_t node_index,
+                          std::vector<DimValue>& outs);
+
+// The variables of `dims` along which a constant's values do not change.
+Axis uniform_axes_of_constant(Inference& inf, const ir::ConstTensor& c, const DimShape& dims);
 
 // Whether input `slot` of `node` is a shape operand (axes, sizes, bounds) rather than data.
 bool is_shape_slot(const ir::Node& node, size_t slot);

@@ -177,11 +177,15 @@ bool is_shape_slot(const Node& n, size_t slot) {
 DimValue const_dims(Inference& inf, const ir::ConstTensor& c, const std::string& origin) {
   const int64_t n = ir::element_count(c.shape);
   // Scalars of any type are known too (a float Range bound); they lie along no dimension.
-  if (((ir::is_integer(c.dtype) || c.dtype == DType::Bool) && n <= kConcreteMax) || n == 1)
-    return from_tensor(inf, ir::to_tensor(inf.ctx, c), false, origin);
+  if (((ir::is_integer(c.dtype) || c.dtype == DType::Bool) && n <= kConcreteMax) || n == 1) {
+    DimValue v = from_tensor(inf, ir::to_tensor(inf.ctx, c), false, origin);
+    v.uniform = v.parts = uniform_axes_of_constant(inf, c, v.dims);
+    return v;
+  }
   DimValue v;
   v.dims = inf.dims.fresh_shape(c.shape, origin);
   v.dtype = c.dtype;
+  v.uniform = v.parts = uniform_axes_of_constant(inf, c, v.dims);
   return v;
 }
 

@@ -47,5 +47,13 @@ INSTANTIATE_TEST_SUITE_P(CountsCarriedByConstants, Soundness,
                                          Case{"masked_mean", "shards_half_count", 1}),
                          name);
 
+// A sum along a reduced dimension of data with a part that does not vary along it counts the
+// dimension's elements (reduce/uniform_parts.cpp).
+INSTANTIATE_TEST_SUITE_P(CountsInSymbolicSums, Soundness,
+                         testing::Values(Case{"count_part", "shards", 0},
+                                         Case{"count_part", "shards_minus_2", 1},
+                                         Case{"variance", "shards", 0}),
+                         name);
+
 }  // namespace
 }  // namespace onnx_tv::e2e

@@ -10,7 +10,14 @@ f16_scale: the spec scales the ReduceSum by float16(2^-12); shards_div4095 divid
 masked_mean: the spec averages each row of x[4, 512]; two ranks hold two rows each and divide
 a sum by the count of an all-ones mask built as ConstantOfShape(Shape(x)) (correct);
 shards_half_count scales by 256 times that count, right only where a row has 2 elements.
-Reduction must not shrink the counted dimension (it would count 2, not 512)."""
+Reduction must not shrink the counted dimension (it would count 2, not 512).
+count_part: the spec sums each row of x[4, 1024]; two ranks hold two rows each and sum x + 1,
+then take the row's 1024 ones back off (correct); shards_minus_2 takes off 2, right only where a
+row has 2 elements. A sum of data with a part that does not vary along the summed dimension
+counts it, so that dimension keeps its full size.
+variance: the spec computes each row's variance as mean((x - mean(x))^2); the plan as
+mean(x^2) - mean(x)^2 (correct at every size, but equal to the spec only where every mean
+divides by the count it sums over: a reduced row keeps its full-size divisor)."""
 import json
 import os
 import sys
@@ -110,7 +117,52 @@ def masked_mean_cases(out):
         "shards_half_count": [rank(r, cols // 2) for r in range(ranks)]})
 
 
-CASES = [f16_cases, masked_mean_cases]
+def row_plan(nodes, r, rows, cols, ranks, out="y"):
+    b = rows // ranks
+    binds = [{"value": "x_local", "spec": "x", "slice": [[r * b, r * b + b], None]},
+             {"value": out + "_local", "spec": out, "slice": [[r * b, r * b + b]]}]
+    return model(nodes, [vi("x_local", [b, cols])], [vi(out + "_local", [b])], binds)
+
+
+def count_part_cases(out):
+    rows, cols, ranks = 4, 1024, 2
+    spec = model([helper.make_node("ReduceSum", ["x", "axes"], ["y"], name="/sum", keepdims=0),
+                  const("axes", [1], TensorProto.INT64, [1])][::-1],
+                 [vi("x", [rows, cols])], [vi("y", [rows])])
+
+    def rank(r, minus):
+        nodes = [const("one", 1.0), const("axes", [1], TensorProto.INT64, [1]),
+                 const("minus", float(minus)),
+                 helper.make_node("Add", ["x_local", "one"], ["x1"], name="/plus_one"),
+                 helper.make_node("ReduceSum", ["x1", "axes"], ["t"], name="/sum", keepdims=0),
+                 helper.make_node("Sub", ["t", "minus"], ["y_local"], name="/take_off")]
+        return row_plan(nodes, r, rows, cols, ranks)
+
+    write(os.path.join(out, "count_part"), spec, {
+        "shards": [rank(r, cols) for r in range(ranks)],
+        "shards_minus_2": [rank(r, 2) for r in range(ranks)]})
+
+
+def variance_cases(out):
+    rows, cols, ranks = 4, 64, 2
+    spec = model([helper.make_node("ReduceMean", ["x"], ["m"], name="/mean", axes=[1], keepdims=1),
+                  helper.make_node("Sub", ["x", "m"], ["d"], name="/center"),
+                  helper.make_node("Mul", ["d", "d"], ["d2"], name="/square"),
+                  helper.make_node("ReduceMean", ["d2"], ["v"], name="/var", axes=[1], keepdims=0)],
+                 [vi("x", [rows, cols])], [vi("v", [rows])])
+
+    def rank(r):
+        nodes = [helper.make_node("Mul", ["x_local", "x_local"], ["x2"], name="/square"),
+                 helper.make_node("ReduceMean", ["x2"], ["e2"], name="/mean_sq", axes=[1], keepdims=0),
+                 helper.make_node("ReduceMean", ["x_local"], ["m"], name="/mean", axes=[1], keepdims=0),
+                 helper.make_node("Mul", ["m", "m"], ["m2"], name="/mean_squared"),
+                 helper.make_node("Sub", ["e2", "m2"], ["v_local"], name="/var")]
+        return row_plan(nodes, r, rows, cols, ranks, "v")
+
+    write(os.path.join(out, "variance"), spec, {"shards": [rank(r) for r in range(ranks)]})
+
+
+CASES = [f16_cases, masked_mean_cases, count_part_cases, variance_cases]
 
 
 def main():
