@@ -6,7 +6,8 @@
   tools/fuzz/run.py --budget 120 --seed0 0   # seeds from 0 on, for 120 s (the CI mode)
   tools/fuzz/run.py --hours 8 --jobs 2       # the long mode: counts per class every 10 minutes
 Options: --binary PATH (default build/onnx-tv), --save DIR (shrunk disagreements are written
-there, at most --per-kind of each kind), --no-shrink, --strict (exit 1 on any disagreement).
+there, at most --per-kind of each kind), --no-shrink, --strict (exit 1 on any disagreement),
+--fail-on CLASSES (exit 1 on these classes only, comma-separated).
 """
 import argparse
 import multiprocessing
@@ -62,6 +63,8 @@ def main(argv=None):
     ap.add_argument("--per-kind", type=int, default=1)
     ap.add_argument("--no-shrink", action="store_true")
     ap.add_argument("--strict", action="store_true")
+    ap.add_argument("--fail-on", default="",
+                    help="comma-separated classes that make the run exit 1 (--strict: all)")
     ap.add_argument("--shrink-budget", type=float, default=240, help="seconds per shrunk case")
     a = ap.parse_args(argv)
     if a.seeds:
@@ -99,8 +102,13 @@ def main(argv=None):
     if pool:
         pool.terminate()
     print(summary(counts, t0))
-    bad = sum(counts[c] for c in oracle.DISAGREEMENTS)
-    return 1 if (a.strict and bad) or counts["gen_error"] else 0
+    fail_on = set(oracle.DISAGREEMENTS) if a.strict else set(filter(None, a.fail_on.split(",")))
+    unknown = fail_on - set(oracle.DISAGREEMENTS)
+    if unknown:
+        print("unknown classes in --fail-on: %s" % ", ".join(sorted(unknown)))
+        return 2
+    bad = sum(counts[c] for c in fail_on)
+    return 1 if bad or counts["gen_error"] else 0
 
 
 def save_case(a, rec, res, name):
