@@ -25,6 +25,13 @@ std::set<TermKey> terms_of(solver::Context& ctx, solver::Value v) {
   return out;
 }
 
+std::vector<size_t> axis_indices(const frontend::Mesh& mesh, const std::vector<std::string>& axes) {
+  std::vector<size_t> idx;
+  for (const auto& a : axes)
+    if (int64_t i = mesh.axis_index(a); i >= 0) idx.push_back(size_t(i));
+  return idx;
+}
+
 bool spans(const frontend::Mesh& mesh, const std::vector<int64_t>& group,
            const std::vector<size_t>& axes) {
   const auto first = mesh.coords(group[0]);
@@ -80,9 +87,7 @@ std::optional<std::string> counted_replica_sum(solver::Context& ctx, const front
                                                const std::vector<Env>& envs,
                                                const std::vector<std::string>& axes) {
   if (!plan.mesh || axes.empty()) return std::nullopt;
-  std::vector<size_t> idx;
-  for (const auto& a : axes)
-    if (int64_t i = plan.mesh->axis_index(a); i >= 0) idx.push_back(size_t(i));
+  const std::vector<size_t> idx = axis_indices(*plan.mesh, axes);
   for (const Step& step : linked.steps) {
     if (step.kind != Step::Kind::Collective) continue;
     const ir::CommOp& op = step.members[0].comm;
@@ -115,9 +120,7 @@ std::optional<std::string> counted_partial_sum(solver::Context& ctx, const front
                                                const std::vector<Env>& envs,
                                                const std::vector<std::string>& axes) {
   if (!plan.mesh || axes.empty()) return std::nullopt;
-  std::vector<size_t> idx;
-  for (const auto& a : axes)
-    if (int64_t i = plan.mesh->axis_index(a); i >= 0) idx.push_back(size_t(i));
+  const std::vector<size_t> idx = axis_indices(*plan.mesh, axes);
   for (const Obligation& ob : obs) {
     if (ob.members.size() < 2) continue;
     std::vector<int64_t> ranks;
