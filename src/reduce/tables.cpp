@@ -67,11 +67,75 @@ std::vector<std::vector<int64_t>> candidate_starts(const ir::Shape& whole, const
   return out;
 }
 
+// Whether the constant is smaller in the instance: a table only along variables that keep
+// their extent is the same constant there, and stays one.
 bool has_reducible(Inference& inf, const DimShape& s) {
   for (const Axis& a : s)
     for (Var v : inf.dims.leaves(a))
-      if (!inf.dims.is_fixed(v)) return true;
+      if (!inf.dims.is_fixed(v) && inf.dims.reduced_extent(v) < inf.dims.full_of(v)) return true;
   return false;
+}
+
+// A symbolic table gives every position its own symbol, so it forgets that two slices of the
+// real table are equal. A plan may rely on that (a periodic table read at another period's
+// offset, a rank reading another piece of a table whose pieces are equal, is right); the
+// instance would then refute it. Where two slices along a variable are equal, that variable
+// and every reducible variable inner to it in its axis keep their full size, so the instance
+// holds the repetition as the real table does.
+bool fix_repeated_slices(Inference& inf, const ir::ConstTensor& c, const DimShape& dims,
+                         const std::string& label) {
+  bool fixed = false;
+  const bool reals = !c.reals.empty();
+  const size_t n = reals ? c.reals.size() : c.ints.size();
+  const auto strides = ir::strides(c.shape);
+  for (size_t a = 0; a < dims.size() && a < c.shape.size(); ++a) {
+    const Axis leaves = inf.dims.leaves(dims[a]);
+    std::vector<int64_t> steps(leaves.size());
+    int64_t inner = 1;
+    for (size_t q = leaves.size(); q-- > 0;) {
+      steps[q] = inner;
+      inner *= inf.dims.full_of(leaves[q]);
+    }
+    for (size_t q = 0; q < leaves.size(); ++q) {
+      const int64_t ext = inf.dims.full_of(leaves[q]), step = steps[q];
+      bool reducible_inside = false;
+      for (size_t r = q; r < leaves.size(); ++r)
+        reducible_inside |= !inf.dims.is_fixed(leaves[r]) &&
+                            inf.dims.reduced_extent(leaves[r]) < inf.dims.full_of(leaves[r]);
+      if (ext < 2 || !reducible_inside) continue;
+      // Slice i: the elements whose digit of this variable is i, in flat order; hashed, then
+      // compared where the hashes agree.
+      auto digit = [&](size_t k) { return (int64_t(k) / strides[a] % c.shape[a]) / step % ext; };
+      std::vector<uint64_t> hash(size_t(ext), 1469598103934665603ull);
+      for (size_t k = 0; k < n; ++k) {
+        uint64_t& h = hash[size_t(digit(k))];
+        const uint64_t bits = reals ? std::hash<double>{}(c.reals[k]) : uint64_t(c.ints[k]);
+        h = (h ^ bits) * 1099511628211ull;
+      }
+      auto slice = [&](int64_t i) {
+        std::vector<size_t> out;
+        for (size_t k = 0; k < n; ++k)
+          if (digit(k) == i) out.push_back(k);
+        return out;
+      };
+      bool repeated = false;
+      for (int64_t i = 1; i < ext && !repeated; ++i)
+        for (int64_t j = 0; j < i && !repeated; ++j) {
+          if (hash[size_t(i)] != hash[size_t(j)]) continue;
+          const auto si = slice(i), sj = slice(j);
+          repeated = true;
+          for (size_t k = 0; k < si.size() && repeated; ++k)
+            repeated = reals ? c.reals[si[k]] == c.reals[sj[k]] : c.ints[si[k]] == c.ints[sj[k]];
+        }
+      if (!repeated) continue;
+      for (size_t r = q; r < leaves.size(); ++r)
+        if (!inf.dims.is_fixed(leaves[r]))
+          inf.dims.fix({leaves[r]}, label + " holds two equal slices along it or around it");
+      fixed = true;
+      break;
+    }
+  }
+  return fixed;
 }
 
 struct Found {
@@ -143,6 +207,14 @@ std::vector<ConstSite> classify_constants(Inference& inf, const ir::Graph& spec,
       }
       if (uniform(*f.tensor)) {
         s.action = ConstSite::Action::Refill;
+        sites.push_back(s);
+        continue;
+      }
+      if (fix_repeated_slices(inf, *f.tensor, *f.dims,
+                              "constant '" + f.name + "'" +
+                                  (f.rank >= 0 ? " of rank " + std::to_string(f.rank) : "")))
+        changed = true;
+      if (!has_reducible(inf, *f.dims)) {
         sites.push_back(s);
         continue;
       }

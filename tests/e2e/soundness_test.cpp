@@ -55,5 +55,12 @@ INSTANTIATE_TEST_SUITE_P(CountsInSymbolicSums, Soundness,
                                          Case{"variance", "shards", 0}),
                          name);
 
+// A constant table whose pieces are equal, read by a rank at another piece's offset
+// (reduce/tables.cpp keeps such tables whole).
+INSTANTIATE_TEST_SUITE_P(RepeatedTables, Soundness,
+                         testing::Values(Case{"periodic_table", "shards", 0},
+                                         Case{"periodic_table", "shards_shifted", 1}),
+                         name);
+
 }  // namespace
 }  // namespace onnx_tv::e2e

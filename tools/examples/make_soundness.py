@@ -17,7 +17,11 @@ row has 2 elements. A sum of data with a part that does not vary along the summe
 counts it, so that dimension keeps its full size.
 variance: the spec computes each row's variance as mean((x - mean(x))^2); the plan as
 mean(x^2) - mean(x)^2 (correct at every size, but equal to the spec only where every mean
-divides by the count it sums over: a reduced row keeps its full-size divisor)."""
+divides by the count it sums over: a reduced row keeps its full-size divisor).
+periodic_table: the spec scales x[8, 16] by a constant table of period 4 along its columns; four
+ranks hold four columns each and slice their part of the same table, rank 1 at columns 8:12
+instead of 4:8 (correct: the periods are equal); shards_shifted reads 9:13 (wrong). A symbolic
+table would forget that its pieces are equal, so the columns keep their full size."""
 import json
 import os
 import sys
@@ -162,7 +166,37 @@ def variance_cases(out):
     write(os.path.join(out, "variance"), spec, {"shards": [rank(r) for r in range(ranks)]})
 
 
-CASES = [f16_cases, masked_mean_cases, count_part_cases, variance_cases]
+def periodic_table_cases(out):
+    from onnx import numpy_helper
+    import numpy as np
+    rows, cols, ranks, period = 8, 16, 4, 4
+    table = np.array([[1.5, -2.0, 0.25, 3.0] * (cols // period)], dtype=np.float32)
+    init = numpy_helper.from_array(table, "c")
+    spec = model([helper.make_node("Mul", ["x", "c"], ["y"], name="/scale")],
+                 [vi("x", [rows, cols])], [vi("y", [rows, cols])], inits=[init])
+    w = cols // ranks
+
+    def rank(r, start):
+        nodes = [const("starts", [start], TensorProto.INT64, [1]),
+                 const("ends", [start + w], TensorProto.INT64, [1]),
+                 const("axes", [1], TensorProto.INT64, [1]),
+                 helper.make_node("Slice", ["c", "starts", "ends", "axes"], ["c_local"],
+                                  name="/table_part"),
+                 helper.make_node("Mul", ["x_local", "c_local"], ["y_local"], name="/scale")]
+        binds = [{"value": "x_local", "spec": "x", "slice": [None, [r * w, r * w + w]]},
+                 {"value": "y_local", "spec": "y", "slice": [None, [r * w, r * w + w]]}]
+        return model(nodes, [vi("x_local", [rows, w])], [vi("y_local", [rows, w])], binds,
+                     inits=[init])
+
+    def starts(shift):
+        return [r * w + (shift if r == 1 else 0) for r in range(ranks)]
+
+    write(os.path.join(out, "periodic_table"), spec, {
+        "shards": [rank(r, s) for r, s in enumerate(starts(4))],
+        "shards_shifted": [rank(r, s) for r, s in enumerate(starts(5))]})
+
+
+CASES = [f16_cases, masked_mean_cases, count_part_cases, variance_cases, periodic_table_cases]
 
 
 def main():
