@@ -78,27 +78,30 @@ def main(argv=None):
     pool = multiprocessing.Pool(a.jobs, _init, (a.binary,)) if a.jobs > 1 else None
     _init(a.binary)
     results = pool.imap(one, seeds) if pool else map(one, seeds)
-    for seed, rec, res in results:
-        counts[res["cls"]] += 1
-        if res["cls"] in oracle.DISAGREEMENTS or res["cls"] == "gen_error":
-            k = kind(rec, res) if rec else "gen_error"
-            print("seed %d: %s (numeric %s, reduced %s, --no-reduce %s)" % (
-                seed, k, res["num"], res["red"], res["full"]), flush=True)
-            found.append((seed, k))
-            if res["cls"] == "gen_error":
-                print("  %s" % res["num"], flush=True)
-            elif rec and a.save and saved[k] < a.per_kind:
-                saved[k] += 1
-                try:
-                    print("  saved", save_case(a, rec, res, "%s-seed%d" % (k, seed)), flush=True)
-                except Exception as e:  # shrinking or saving one case never ends the campaign
-                    counts["gen_error"] += 1
-                    print("  not saved: %r" % e, flush=True)
-        if time.time() - last_report > 600:
-            last_report = time.time()
-            print(summary(counts, t0), flush=True)
-        if deadline and time.time() > deadline:
-            break
+    try:
+        for seed, rec, res in results:
+            counts[res["cls"]] += 1
+            if res["cls"] in oracle.DISAGREEMENTS or res["cls"] == "gen_error":
+                k = kind(rec, res) if rec else "gen_error"
+                print("seed %d: %s (numeric %s, reduced %s, --no-reduce %s)" % (
+                    seed, k, res["num"], res["red"], res["full"]), flush=True)
+                found.append((seed, k))
+                if res["cls"] == "gen_error":
+                    print("  %s" % res["num"], flush=True)
+                elif rec and a.save and saved[k] < a.per_kind:
+                    saved[k] += 1
+                    try:
+                        print("  saved", save_case(a, rec, res, "%s-seed%d" % (k, seed)), flush=True)
+                    except Exception as e:  # shrinking or saving one case never ends the campaign
+                        counts["gen_error"] += 1
+                        print("  not saved: %r" % e, flush=True)
+            if time.time() - last_report > 600:
+                last_report = time.time()
+                print(summary(counts, t0), flush=True)
+            if deadline and time.time() > deadline:
+                break
+    except KeyboardInterrupt:  # a long run stopped by hand still reports what it counted
+        print("interrupted", flush=True)
     if pool:
         pool.terminate()
     print(summary(counts, t0))
