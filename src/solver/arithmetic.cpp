@@ -109,7 +109,13 @@ Value Context::add(Value a, Value b) {
 
 Value Context::neg(Value a) {
   if (!a.is_finite()) return Value{0, int8_t(-a.inf)};
-  return impl_->scale(a, -1);
+  // A broadcast subtraction (x - mean(x) along a row) negates one value once per element:
+  // polynomials are interned and never change, so the last negation is kept.
+  Impl& I = *impl_;
+  if (I.last_negated && I.last_negated->first == a.poly) return Value{I.last_negated->second, 0};
+  const Value out = I.scale(a, -1);
+  I.last_negated = std::pair{a.poly, out.poly};
+  return out;
 }
 
 Value Context::sub(Value a, Value b) { return add(a, neg(b)); }

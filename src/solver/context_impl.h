@@ -3,6 +3,7 @@
 // share. Atoms, monomials and polynomials live in vectors and are named by their index; an
 // intern table per kind maps content to index, so building a node that exists returns it.
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -87,6 +88,8 @@ struct Primitive {
 
 struct Context::Impl {
   explicit Impl(Context& c);
+
+  std::optional<std::pair<PolyId, PolyId>> last_negated;  // Context::neg's last (from, to)
 
   Context& ctx;
   std::vector<AtomNode> atoms;
