@@ -49,7 +49,79 @@ using prove::Env;
 struct Totals {
   std::vector<std::vector<std::string>> outputs;
   size_t bodies = 0;
+  const std::vector<reduce::SumSite>* sum_sites = nullptr;  // of the reduced instance
 };
+
+// Thrown where a sum along a shrunk axis meets data that is the same at every position after
+// all (terms cancelled where inference could not see it): the instance counts another n.
+struct CountedSum {
+  std::string where;
+};
+
+// Whether the values along `axis` of one slice of `t` share a monomial (or, `uniform_only`,
+// are all equal), for some slice.
+bool counts_along(solver::Context& ctx, const ir::Tensor& t, size_t axis, bool uniform_only) {
+  if (axis >= t.shape.size() || t.shape[axis] < 2) return false;
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < t.shape.size(); ++d) inner *= t.shape[d];
+  const int64_t n = t.shape[axis], outer = int64_t(t.data.size()) / std::max<int64_t>(n * inner, 1);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      auto at = [&](int64_t k) { return t.data[size_t((o * n + k) * inner + i)]; };
+      if (uniform_only) {
+        bool same = true;
+        for (int64_t k = 1; k < n && same; ++k) same = at(k) == at(0);
+        if (same) return true;
+        continue;
+      }
+      if (!at(0).is_finite()) continue;
+      std::vector<uint32_t> common;
+      for (size_t j = 0, m = ctx.poly_term_count(at(0).poly); j < m; ++j)
+        common.push_back(ctx.term(at(0).poly, j).monomial);
+      std::sort(common.begin(), common.end());
+      for (int64_t k = 1; k < n && !common.empty(); ++k) {
+        if (!at(k).is_finite()) { common.clear(); break; }
+        std::vector<uint32_t> mine;
+        for (size_t j = 0, m = ctx.poly_term_count(at(k).poly); j < m; ++j)
+          mine.push_back(ctx.term(at(k).poly, j).monomial);
+        std::sort(mine.begin(), mine.end());
+        std::vector<uint32_t> both;
+        std::set_intersection(common.begin(), common.end(), mine.begin(), mine.end(),
+                              std::back_inserter(both));
+        common = std::move(both);
+      }
+      if (!common.empty()) return true;
+    }
+  return false;
+}
+
+// Confirms, on the instance's values, the sums inference found free of uniform parts.
+void confirm_sums(solver::Context& ctx, const std::vector<reduce::SumSite>& sites,
+                  const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
+                  const std::vector<Env>& envs) {
+  std::map<std::pair<const ir::Graph*, std::string>, size_t> producer;
+  auto index = [&](const ir::Graph& g) {
+    if (producer.count({&g, std::string()})) return;
+    producer[{&g, std::string()}] = 0;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      for (const auto& o : g.nodes[i].outputs) producer[{&g, o}] = i;
+  };
+  for (const reduce::SumSite& s : sites) {
+    const ir::Graph& g = s.rank < 0 ? spec : plan.program_of(s.rank);
+    const Env& env = s.rank < 0 ? spec_env : envs[size_t(s.rank)];
+    index(g);
+    auto p = producer.find({&g, s.output});
+    if (p == producer.end() || s.input >= g.nodes[p->second].inputs.size()) continue;
+    const size_t node = p->second;
+    auto it = env.values.find(g.nodes[node].inputs[s.input]);
+    if (it == env.values.end() || s.axis >= it->second.shape.size() ||
+        it->second.shape[s.axis] == s.full)
+      continue;  // not run, or not shrunk after all
+    if (counts_along(ctx, it->second, s.axis, s.uniform_only))
+      throw CountedSum{g.file + ": " + g.nodes[node].describe(node) + " (input #" +
+                       std::to_string(s.input) + ", axis " + std::to_string(s.axis) + ")"};
+  }
+}
 
 // Largest polynomial an expansion of definitions may build before giving up (UNKNOWN).
 constexpr size_t kExpansionBudget = 200'000;
@@ -162,9 +234,12 @@ enum class Instance { Ready, Refused, Again };
 Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Graph& spec,
                           const reduce::FewerRanks& fewer, frontend::Plan& plan,
                           prove::LinkedPlan& linked, prove::BoundPlan& bound,
-                          std::map<std::string, std::string>& keep) {
+                          std::map<std::string, std::string>& keep,
+                          std::vector<reduce::SumSite>& sum_sites) {
   res.reduction.requested = options.reduce;
-  if (options.reduce) {
+  if (options.reduce && keep.count(reduce::kNoShapeReduction)) {
+    res.reduction.not_applied = keep.at(reduce::kNoShapeReduction);
+  } else if (options.reduce) {
     report(options, "reduce", 0, 1);
     reduce::Outcome o = reduce::reduce_plan(spec, fewer, linked);
     report(options, "reduce", 1, 1);
@@ -198,6 +273,7 @@ Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Gra
                       " (--max-elements); these dimensions keep their full size:" + why;
         return Instance::Refused;
       }
+      sum_sites = std::move(o.reduced->sum_sites);
       spec = std::move(o.reduced->spec);
       plan = std::move(o.reduced->plan);
       linked = prove::link_plan(plan);
@@ -285,6 +361,9 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
   fill_stats(res, ctx, spec_env, envs);
   res.stats.staged = staged;
   if (failed.empty()) {
+    // An EQUIVALENT of the instance stands for the full size only where no sum along a shrunk
+    // axis counted its elements (a refutation is reported as found).
+    if (totals.sum_sites) confirm_sums(ctx, *totals.sum_sites, spec, spec_env, plan, envs);
     res.verdict = Verdict::Equivalent;
     return;
   }
@@ -424,12 +503,20 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
     linked = std::move(c->linked);
     totals = Totals{std::move(c->totals), size_t(fewer.micro_batch_count)};
   }
-  const Instance got =
-      reduce_or_refuse(res, options, spec, cut ? *cut : fewer, plan, linked, bound, keep);
+  std::vector<reduce::SumSite> sum_sites;
+  const Instance got = reduce_or_refuse(res, options, spec, cut ? *cut : fewer, plan, linked,
+                                        bound, keep, sum_sites);
   if (got == Instance::Again) return Tried::Again;
   if (got == Instance::Refused) return Tried::Done;
+  totals.sum_sites = &sum_sites;
   try {
     prove_all(res, options, spec, plan, linked, bound, totals);
+  } catch (const CountedSum& c) {
+    const std::string why = c.where + " sums, along a reduced axis, data that is the same at "
+                                      "every position, which counts its size";
+    keep[reduce::kNoShapeReduction] = keep[""] = keep[reduce::kMicroBatches] = why;
+    res.warnings.push_back("shape reduction not used: " + why);
+    return Tried::Again;
   } catch (const prove::CountedReplicas& c) {
     if (c.micro_batches) {
       keep[reduce::kMicroBatches] = c.where + " adds a term that every micro-batch adds, which counts them";

@@ -12,6 +12,7 @@
 #include "frontend/plan.h"
 #include "ir/graph.h"
 #include "reduce/dims.h"
+#include "reduce/sum_site.h"
 #include "solver/context.h"
 
 namespace onnx_tv::reduce {
@@ -50,6 +51,8 @@ struct ProgramDims {
 
 struct Inference {
   solver::Context ctx;  // exact values of concrete tensors
+  // Sums along reducible axes of data found to hold no uniform part: confirmed by the check.
+  std::vector<SumSite> sum_sites;
   DimStore dims;
   ProgramDims spec;
   std::vector<ProgramDims> ranks;

@@ -93,6 +93,7 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::Li
   check_count_degrees(inf, spec, plan, linked, bound, fewer.micro_batch_totals);
 
   Reduced out;
+  out.sum_sites = inf.sum_sites;
   std::set<std::string> spec_bound;
   std::vector<std::set<std::string>> rank_bound(size_t(plan.world_size));
   for (const auto& b : bound) {

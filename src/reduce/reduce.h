@@ -15,8 +15,12 @@
 #include "frontend/plan.h"
 #include "ir/graph.h"
 #include "reduce/mesh_axes.h"
+#include "reduce/sum_site.h"
 
 namespace onnx_tv::reduce {
+
+// The key of `keep` (check.cpp) that turns shape reduction off.
+inline const std::string kNoShapeReduction = "(shape reduction)";
 
 struct Reduced {
   ir::Graph spec;
@@ -25,6 +29,7 @@ struct Reduced {
   std::vector<std::string> kept_full;  // every reason a factor keeps its full size, once each
   int64_t full_elements = 0;            // elements of every tensor of the spec and the ranks
   int64_t reduced_elements = 0;
+  std::vector<SumSite> sum_sites;
 };
 
 // The reduced instance, or the reason none can be built soundly (`why`). Never throws for the

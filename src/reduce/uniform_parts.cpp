@@ -141,6 +141,29 @@ std::vector<size_t> summed_axes(Inference& inf, const Node& n, size_t rank,
   return out;
 }
 
+// Records a sum along axis `axis` of input `input` for the check to confirm (SumSite), where
+// the axis may still shrink.
+void confirm_later(Inference& inf, ProgramDims& prog, size_t idx, size_t input, size_t axis,
+                   bool uniform_only) {
+  const DimValue* v = nullptr;
+  const ir::Node& n = prog.graph->nodes[idx];
+  if (input < n.inputs.size())
+    if (auto it = prog.values.find(n.inputs[input]); it != prog.values.end()) v = &it->second;
+  if (!v || axis >= v->dims.size()) return;
+  bool shrinks = false;
+  for (Var x : inf.dims.leaves(v->dims[axis])) shrinks |= !inf.dims.is_fixed(x);
+  if (!shrinks) return;
+  SumSite s;
+  s.rank = &prog == &inf.spec ? -1 : int64_t(&prog - inf.ranks.data());
+  if (n.outputs.empty() || n.outputs[0].empty()) return;
+  s.output = n.outputs[0];
+  s.input = input;
+  s.axis = axis;
+  s.full = inf.dims.full(v->dims[axis]);
+  s.uniform_only = uniform_only;
+  inf.sum_sites.push_back(s);
+}
+
 void fix_counted(Inference& inf, ProgramDims& prog, size_t idx, const VarSet& vars) {
   for (Var v : vars)
     if (!inf.dims.is_fixed(v))
@@ -192,13 +215,19 @@ void follow_uniform_parts(Inference& inf, ProgramDims& prog, size_t idx,
   if (kind == Kind::Reduction && !in.empty() && in[0]) {
     const Operand x = operand(inf, *in[0], {});
     for (size_t a : summed_axes(inf, n, in[0]->dims.size(), in))
-      if (a < in[0]->dims.size())
+      if (a < in[0]->dims.size()) {
         fix_counted(inf, prog, idx, meet(leaves_of(inf, in[0]->dims[a]), x.parts));
+        confirm_later(inf, prog, idx, 0, a, false);
+      }
   }
   if ((n.op_type == "Softmax" || n.op_type == "LogSoftmax") && !in.empty() && in[0]) {
     // exp of a varying argument has no common part: only a fully uniform one counts.
     const Operand x = operand(inf, *in[0], {});
     fix_counted(inf, prog, idx, x.uniform);
+    const size_t r = in[0]->dims.size();
+    const int64_t a0 = n.attribute("axis") ? n.attribute("axis")->i : (n.opset < 13 ? 1 : -1);
+    const int64_t a = a0 < 0 ? a0 + int64_t(r) : a0;
+    if (a >= 0 && a < int64_t(r)) confirm_later(inf, prog, idx, 0, size_t(a), true);
   }
   if (kind == Kind::Contraction) {
     // Variables of the inputs that the output does not have are summed over.
@@ -213,6 +242,15 @@ void follow_uniform_parts(Inference& inf, ProgramDims& prog, size_t idx,
     for (size_t k = 0; k < factors && k < in.size(); ++k)
       if (in[k]) counted = meet(counted, operand(inf, *in[k], contracted).parts);
     fix_counted(inf, prog, idx, counted);
+    if ((n.op_type == "MatMul" || n.op_type == "Gemm") && in.size() > 1 && in[0] && in[1]) {
+      // Either factor with a part along the contracted axis is confirmed on the values.
+      const size_t ra = in[0]->dims.size(), rb = in[1]->dims.size();
+      const bool ta = n.op_type == "Gemm" && n.attribute("transA") && n.attribute("transA")->i;
+      const bool tb = n.op_type == "Gemm" && n.attribute("transB") && n.attribute("transB")->i;
+      if (ra >= 1) confirm_later(inf, prog, idx, 0, ta ? 0 : ra - 1, false);
+      if (rb >= 2) confirm_later(inf, prog, idx, 1, tb ? rb - 1 : rb - 2, false);
+      else if (rb == 1) confirm_later(inf, prog, idx, 1, 0, false);
+    }
   }
 
   for (DimValue& o : outs) {

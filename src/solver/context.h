@@ -92,6 +92,7 @@ struct AtomView {
 struct TermView {
   std::span<const std::pair<AtomId, SmallRational>> factors;  // atom^exponent, sorted by atom
   const SmallRational* coefficient;
+  uint32_t monomial = 0;  // equal for equal monomials within one Context
 };
 
 class Context {

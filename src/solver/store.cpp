@@ -292,7 +292,7 @@ size_t Context::poly_term_count(PolyId p) const { return impl_->polys[p].terms.s
 
 TermView Context::term(PolyId p, size_t i) const {
   const Term& t = impl_->polys[p].terms[i];
-  return TermView{std::span<const Factor>(impl_->monos[t.first].factors), &t.second};
+  return TermView{std::span<const Factor>(impl_->monos[t.first].factors), &t.second, t.first};
 }
 
 AtomView Context::atom(AtomId a) const {

@@ -52,7 +52,9 @@ INSTANTIATE_TEST_SUITE_P(CountsCarriedByConstants, Soundness,
 INSTANTIATE_TEST_SUITE_P(CountsInSymbolicSums, Soundness,
                          testing::Values(Case{"count_part", "shards", 0},
                                          Case{"count_part", "shards_minus_2", 1},
-                                         Case{"variance", "shards", 0}),
+                                         Case{"variance", "shards", 0},
+                                         Case{"cancelled", "shards", 0},
+                                         Case{"cancelled", "shards_half", 1}),
                          name);
 
 // A constant table whose pieces are equal, read by a rank at another piece's offset

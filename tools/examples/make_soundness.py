@@ -21,7 +21,11 @@ divides by the count it sums over: a reduced row keeps its full-size divisor).
 periodic_table: the spec scales x[8, 16] by a constant table of period 4 along its columns; four
 ranks hold four columns each and slice their part of the same table, rank 1 at columns 8:12
 instead of 4:8 (correct: the periods are equal); shards_shifted reads 9:13 (wrong). A symbolic
-table would forget that its pieces are equal, so the columns keep their full size."""
+table would forget that its pieces are equal, so the columns keep their full size.
+cancelled: the spec takes a softmax of x - x along the rows of x[4, 64] (1/64 everywhere, as
+the terms cancel); two ranks hold two rows each and compute it the same way (correct);
+shards_half writes 1/2, what the softmax gives over 2 columns. Inference cannot see such
+cancellations, so the check confirms each sum on the instance's values."""
 import json
 import os
 import sys
@@ -196,7 +200,32 @@ def periodic_table_cases(out):
         "shards_shifted": [rank(r, s) for r, s in enumerate(starts(5))]})
 
 
-CASES = [f16_cases, masked_mean_cases, count_part_cases, variance_cases, periodic_table_cases]
+def cancelled_cases(out):
+    rows, cols, ranks = 4, 64, 2
+    spec = model([helper.make_node("Sub", ["x", "x"], ["z"], name="/cancel"),
+                  helper.make_node("Softmax", ["z"], ["p"], name="/softmax", axis=1)],
+                 [vi("x", [rows, cols])], [vi("p", [rows, cols])])
+    b = rows // ranks
+
+    def rank(r, half):
+        if half:
+            nodes = [const("shape", [b, cols], TensorProto.INT64, [2]),
+                     helper.make_node("ConstantOfShape", ["shape"], ["p_local"], name="/half",
+                                      value=helper.make_tensor("h", F, [1], [0.5]))]
+        else:
+            nodes = [helper.make_node("Sub", ["x_local", "x_local"], ["z"], name="/cancel"),
+                     helper.make_node("Softmax", ["z"], ["p_local"], name="/softmax", axis=1)]
+        binds = [{"value": "x_local", "spec": "x", "slice": [[r * b, r * b + b], None]},
+                 {"value": "p_local", "spec": "p", "slice": [[r * b, r * b + b], None]}]
+        return model(nodes, [vi("x_local", [b, cols])], [vi("p_local", [b, cols])], binds)
+
+    write(os.path.join(out, "cancelled"), spec, {
+        "shards": [rank(r, False) for r in range(ranks)],
+        "shards_half": [rank(r, True) for r in range(ranks)]})
+
+
+CASES = [f16_cases, masked_mean_cases, count_part_cases, variance_cases, periodic_table_cases,
+         cancelled_cases]
 
 
 def main():
