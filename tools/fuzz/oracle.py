@@ -5,6 +5,8 @@ random draws, with float constants read by their meaning and constant-only value
 exactly. A plan agrees when every output is within AGREE_TOL (relative to the output's largest
 entry) on both draws, and clearly disagrees when some output is off by DISAGREE_TOL or more (or
 a NaN or infinity differs); in between the float64 run cannot tell and the case is "unclear".
+A float64 run that takes longer than NUMERIC_TIMEOUT (full-size products of thousands by
+thousands) decides nothing either: the case is "unclear" and the campaign goes on.
 """
 import os
 import signal
@@ -15,6 +17,7 @@ from zoo import numeric
 AGREE_TOL = 1e-8
 DISAGREE_TOL = 1e-5
 TIMEOUT = 20
+NUMERIC_TIMEOUT = 60
 ABS_FLOOR = 1e-6  # inputs are of size 1: outputs that vanish over the reals are rounding noise
 VERDICT = {0: "EQUIVALENT", 1: "NOT EQUIVALENT", 2: "input error", 3: "UNKNOWN", 4: "internal error"}
 
@@ -23,15 +26,30 @@ DISAGREEMENTS = ["wrong_equivalent", "false_alarm", "crash", "refuted_numeric_ag
                  "input_error", "unknown", "timeout", "mode_mismatch"]
 
 
+class _NumericTimeout(Exception):
+    pass
+
+
+def _on_alarm(signum, frame):
+    raise _NumericTimeout()
+
+
 def numeric_truth(folder, seeds=(0, 1)):
     """'agree', 'disagree', 'unclear' or 'error: ...' (the generator wrote an invalid case)."""
     worst = 0.0
     for s in seeds:
+        previous = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.alarm(NUMERIC_TIMEOUT)
         try:
             res = numeric.check(os.path.join(folder, "spec.onnx"), os.path.join(folder, "shards"), s,
                                 abs_floor=ABS_FLOOR)
+        except _NumericTimeout:
+            return "unclear"
         except (numeric.InputError, ValueError, KeyError, IndexError) as e:
             return "error: %s" % e
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
         for e in res["errors"].values():
             if e != e or e >= DISAGREE_TOL:
                 return "disagree"
