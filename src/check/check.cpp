@@ -28,6 +28,7 @@
 #include "ir/tensor_util.h"
 #include "reduce/micro_batches.h"
 #include "reduce/reduce.h"
+#include "solver/common_monomial.h"
 
 namespace onnx_tv {
 
@@ -58,39 +59,21 @@ struct CountedSum {
   std::string where;
 };
 
-// Whether the values along `axis` of one slice of `t` share a monomial (or, `uniform_only`,
-// are all equal), for some slice.
-bool counts_along(solver::Context& ctx, const ir::Tensor& t, size_t axis, bool uniform_only) {
-  if (axis >= t.shape.size() || t.shape[axis] < 2) return false;
+// Whether, in some slice of `t` along `axis`, the values share a monomial (or, `uniform_only`,
+// are all equal).
+bool counts_along(const solver::Context& ctx, const ir::Tensor& t, size_t axis, bool uniform_only) {
+  if (axis >= t.shape.size() || t.shape[axis] < 2 || t.data.empty()) return false;
   int64_t inner = 1;
   for (size_t d = axis + 1; d < t.shape.size(); ++d) inner *= t.shape[d];
-  const int64_t n = t.shape[axis], outer = int64_t(t.data.size()) / std::max<int64_t>(n * inner, 1);
+  const int64_t n = t.shape[axis], outer = int64_t(t.data.size()) / (n * inner);
+  std::vector<solver::Value> slice(static_cast<size_t>(n));
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
-      auto at = [&](int64_t k) { return t.data[size_t((o * n + k) * inner + i)]; };
-      if (uniform_only) {
-        bool same = true;
-        for (int64_t k = 1; k < n && same; ++k) same = at(k) == at(0);
-        if (same) return true;
-        continue;
-      }
-      if (!at(0).is_finite()) continue;
-      std::vector<uint32_t> common;
-      for (size_t j = 0, m = ctx.poly_term_count(at(0).poly); j < m; ++j)
-        common.push_back(ctx.term(at(0).poly, j).monomial);
-      std::sort(common.begin(), common.end());
-      for (int64_t k = 1; k < n && !common.empty(); ++k) {
-        if (!at(k).is_finite()) { common.clear(); break; }
-        std::vector<uint32_t> mine;
-        for (size_t j = 0, m = ctx.poly_term_count(at(k).poly); j < m; ++j)
-          mine.push_back(ctx.term(at(k).poly, j).monomial);
-        std::sort(mine.begin(), mine.end());
-        std::vector<uint32_t> both;
-        std::set_intersection(common.begin(), common.end(), mine.begin(), mine.end(),
-                              std::back_inserter(both));
-        common = std::move(both);
-      }
-      if (!common.empty()) return true;
+      for (int64_t k = 0; k < n; ++k) slice[size_t(k)] = t.data[size_t((o * n + k) * inner + i)];
+      auto same = [&](solver::Value v) { return v == slice[0]; };
+      const bool counts = uniform_only ? std::all_of(slice.begin(), slice.end(), same)
+                                       : solver::share_a_monomial(ctx, slice);
+      if (counts) return true;
     }
   return false;
 }
@@ -99,19 +82,17 @@ bool counts_along(solver::Context& ctx, const ir::Tensor& t, size_t axis, bool u
 void confirm_sums(solver::Context& ctx, const std::vector<reduce::SumSite>& sites,
                   const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
                   const std::vector<Env>& envs) {
-  std::map<std::pair<const ir::Graph*, std::string>, size_t> producer;
-  auto index = [&](const ir::Graph& g) {
-    if (producer.count({&g, std::string()})) return;
-    producer[{&g, std::string()}] = 0;
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      for (const auto& o : g.nodes[i].outputs) producer[{&g, o}] = i;
-  };
+  // The node producing each output, per program (rewriting moves nodes, not their outputs).
+  std::map<const ir::Graph*, std::unordered_map<std::string, size_t>> producers;
   for (const reduce::SumSite& s : sites) {
     const ir::Graph& g = s.rank < 0 ? spec : plan.program_of(s.rank);
     const Env& env = s.rank < 0 ? spec_env : envs[size_t(s.rank)];
-    index(g);
-    auto p = producer.find({&g, s.output});
-    if (p == producer.end() || s.input >= g.nodes[p->second].inputs.size()) continue;
+    auto [at, fresh] = producers.try_emplace(&g);
+    if (fresh)
+      for (size_t i = 0; i < g.nodes.size(); ++i)
+        for (const auto& o : g.nodes[i].outputs) at->second[o] = i;
+    auto p = at->second.find(s.output);
+    if (p == at->second.end() || s.input >= g.nodes[p->second].inputs.size()) continue;
     const size_t node = p->second;
     auto it = env.values.find(g.nodes[node].inputs[s.input]);
     if (it == env.values.end() || s.axis >= it->second.shape.size() ||

@@ -4,26 +4,11 @@
 #include <set>
 
 #include "common/errors.h"
+#include "solver/common_monomial.h"
 
 namespace onnx_tv::prove {
 
 namespace {
-
-// A term's monomial as a comparable key, coefficient left out: members that add multiples of
-// one monomial count their ranks as much as members that add the same term.
-using TermKey = std::vector<std::string>;
-
-std::set<TermKey> terms_of(solver::Context& ctx, solver::Value v) {
-  std::set<TermKey> out;
-  if (!v.is_finite()) return out;
-  for (size_t i = 0, n = ctx.poly_term_count(v.poly); i < n; ++i) {
-    const solver::TermView t = ctx.term(v.poly, i);
-    TermKey k;
-    for (const auto& [atom, e] : t.factors) k.push_back(std::to_string(atom) + "^" + e.str());
-    out.insert(std::move(k));
-  }
-  return out;
-}
 
 std::vector<size_t> axis_indices(const frontend::Mesh& mesh, const std::vector<std::string>& axes) {
   std::vector<size_t> idx;
@@ -43,19 +28,6 @@ bool spans(const frontend::Mesh& mesh, const std::vector<int64_t>& group,
   return false;
 }
 
-// Whether the values share a monomial.
-bool share_a_term(solver::Context& ctx, const std::vector<solver::Value>& vs) {
-  std::set<TermKey> common = terms_of(ctx, vs[0]);
-  for (size_t k = 1; k < vs.size() && !common.empty(); ++k) {
-    const std::set<TermKey> mine = terms_of(ctx, vs[k]);
-    std::set<TermKey> both;
-    std::set_intersection(common.begin(), common.end(), mine.begin(), mine.end(),
-                          std::inserter(both, both.begin()));
-    common = std::move(both);
-  }
-  return !common.empty();
-}
-
 // Definitions (large products kept as atoms, stage cuts) can hide a term every addend holds
 // inside atoms of their own: (s+1)^2 - s^2 - 2s is 1. Where every addend expands within this
 // many terms, the expanded forms are compared too; beyond it the atoms stay as they are (the
@@ -67,7 +39,7 @@ std::optional<size_t> common_term(solver::Context& ctx, const std::vector<const 
   for (size_t e = 0; e < ins[0]->data.size(); ++e) {
     std::vector<solver::Value> vs;
     for (const auto* t : ins) vs.push_back(t->data[e]);
-    if (share_a_term(ctx, vs)) return e;
+    if (solver::share_a_monomial(ctx, vs)) return e;
     std::vector<solver::Value> expanded;
     for (solver::Value v : vs) {
       const std::optional<solver::Value> x =
@@ -75,7 +47,7 @@ std::optional<size_t> common_term(solver::Context& ctx, const std::vector<const 
       if (!x) break;
       expanded.push_back(*x);
     }
-    if (expanded.size() == vs.size() && expanded != vs && share_a_term(ctx, expanded)) return e;
+    if (expanded.size() == vs.size() && expanded != vs && solver::share_a_monomial(ctx, expanded)) return e;
   }
   return std::nullopt;
 }

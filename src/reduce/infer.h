@@ -89,6 +89,12 @@ void follow_uniform_parts(Inference& inf, ProgramDims& prog, size_t node_index,
 // The variables of `dims` along which a constant's values do not change.
 Axis uniform_axes_of_constant(Inference& inf, const ir::ConstTensor& c, const DimShape& dims);
 
+// The axes (of `x`, input 0) a reduction-like node (Reduce*, Softmax, LogSoftmax, Hardmax,
+// CumSum) sums or normalises along, normalised to be non-negative; every axis where they are
+// not known (sizes_as_data.cpp). `in` are the node's inputs.
+std::vector<int64_t> reduced_axes(Inference& inf, const ir::Node& n, const DimValue& x,
+                                  const std::vector<const DimValue*>& in);
+
 // Whether input `slot` of `node` is a shape operand (axes, sizes, bounds) rather than data.
 bool is_shape_slot(const ir::Node& node, size_t slot);
 

@@ -38,6 +38,17 @@ void add_positions(Axis& to, const Axis& from) {
     if (std::find(to.begin(), to.end(), v) == to.end()) to.push_back(v);
 }
 
+void fix_counted(Inference& inf, ProgramDims& prog, size_t idx, const DimShape& dims,
+                 const std::vector<int64_t>& axes) {
+  for (int64_t a : axes)
+    if (a >= 0 && a < int64_t(dims.size()))
+      inf.dims.fix(dims[size_t(a)], where(prog, idx) +
+                                         " sums data that does not depend on the inputs along "
+                                         "it, which counts its size");
+}
+
+}  // namespace
+
 // The axes a reduction-like node sums or normalises its data input along.
 std::vector<int64_t> reduced_axes(Inference& inf, const Node& n, const DimValue& x,
                                   const std::vector<const DimValue*>& in) {
@@ -71,17 +82,6 @@ std::vector<int64_t> reduced_axes(Inference& inf, const Node& n, const DimValue&
   for (auto& a : axes) a = norm_axis(a, r);
   return axes;
 }
-
-void fix_counted(Inference& inf, ProgramDims& prog, size_t idx, const DimShape& dims,
-                 const std::vector<int64_t>& axes) {
-  for (int64_t a : axes)
-    if (a >= 0 && a < int64_t(dims.size()))
-      inf.dims.fix(dims[size_t(a)], where(prog, idx) +
-                                         " sums data that does not depend on the inputs along "
-                                         "it, which counts its size");
-}
-
-}  // namespace
 
 void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
                           std::vector<DimValue>& outs) {

@@ -67,12 +67,16 @@ std::vector<std::vector<int64_t>> candidate_starts(const ir::Shape& whole, const
   return out;
 }
 
+bool shrinks(Inference& inf, Var v) {
+  return !inf.dims.is_fixed(v) && inf.dims.reduced_extent(v) < inf.dims.full_of(v);
+}
+
 // Whether the constant is smaller in the instance: a table only along variables that keep
 // their extent is the same constant there, and stays one.
 bool has_reducible(Inference& inf, const DimShape& s) {
   for (const Axis& a : s)
     for (Var v : inf.dims.leaves(a))
-      if (!inf.dims.is_fixed(v) && inf.dims.reduced_extent(v) < inf.dims.full_of(v)) return true;
+      if (shrinks(inf, v)) return true;
   return false;
 }
 
@@ -99,9 +103,7 @@ bool fix_repeated_slices(Inference& inf, const ir::ConstTensor& c, const DimShap
     for (size_t q = 0; q < leaves.size(); ++q) {
       const int64_t ext = inf.dims.full_of(leaves[q]), step = steps[q];
       bool reducible_inside = false;
-      for (size_t r = q; r < leaves.size(); ++r)
-        reducible_inside |= !inf.dims.is_fixed(leaves[r]) &&
-                            inf.dims.reduced_extent(leaves[r]) < inf.dims.full_of(leaves[r]);
+      for (size_t r = q; r < leaves.size(); ++r) reducible_inside |= shrinks(inf, leaves[r]);
       if (ext < 2 || !reducible_inside) continue;
       // Slice i: the elements whose digit of this variable is i, in flat order; hashed, then
       // compared where the hashes agree.

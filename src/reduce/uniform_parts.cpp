@@ -111,36 +111,6 @@ Kind kind_of(const std::string& op) {
   return Kind::Other;
 }
 
-// The axes (of input 0) a ReduceSum-like node sums along; every axis when they are unknown.
-std::vector<size_t> summed_axes(Inference& inf, const Node& n, size_t rank,
-                                const std::vector<const DimValue*>& in) {
-  std::vector<int64_t> axes;
-  bool known = true;
-  if (n.op_type == "CumSum") {
-    known = false;
-    if (in.size() > 1 && in[1])
-      if (auto v = integer_values(inf, *in[1]); v && v->size() == 1) axes = *v, known = true;
-  } else {
-    if (auto* a = n.attribute("axes")) axes = a->ints;
-    if (in.size() > 1 && in[1]) {
-      if (auto v = integer_values(inf, *in[1])) axes = *v;
-      else known = false;
-    }
-    const bool noop = n.attribute("noop_with_empty_axes") && n.attribute("noop_with_empty_axes")->i;
-    if (axes.empty() && noop) return {};
-  }
-  std::vector<size_t> out;
-  if (!known || axes.empty()) {
-    for (size_t k = 0; k < rank; ++k) out.push_back(k);
-    return out;
-  }
-  for (int64_t a : axes) {
-    const int64_t k = a < 0 ? a + int64_t(rank) : a;
-    if (k >= 0 && k < int64_t(rank)) out.push_back(size_t(k));
-  }
-  return out;
-}
-
 // Records a sum along axis `axis` of input `input` for the check to confirm (SumSite), where
 // the axis may still shrink.
 void confirm_later(Inference& inf, ProgramDims& prog, size_t idx, size_t input, size_t axis,
@@ -203,31 +173,30 @@ Axis uniform_axes_of_constant(Inference& inf, const ir::ConstTensor& c, const Di
 void follow_uniform_parts(Inference& inf, ProgramDims& prog, size_t idx,
                           std::vector<DimValue>& outs) {
   const Node& n = prog.graph->nodes[idx];
-  std::vector<const DimValue*> in;
+  std::vector<const DimValue*> all, in;  // every input; the data ones (shape slots left out)
   for (size_t k = 0; k < n.inputs.size(); ++k) {
     const std::string& name = n.inputs[k];
     auto it = name.empty() ? prog.values.end() : prog.values.find(name);
-    in.push_back(it == prog.values.end() || is_shape_slot(n, k) ? nullptr : &it->second);
+    all.push_back(it == prog.values.end() ? nullptr : &it->second);
+    in.push_back(is_shape_slot(n, k) ? nullptr : all.back());
   }
   const Kind kind = kind_of(n.op_type);
 
   // The counts a sum along a reduced dimension would read.
   if (kind == Kind::Reduction && !in.empty() && in[0]) {
     const Operand x = operand(inf, *in[0], {});
-    for (size_t a : summed_axes(inf, n, in[0]->dims.size(), in))
-      if (a < in[0]->dims.size()) {
-        fix_counted(inf, prog, idx, meet(leaves_of(inf, in[0]->dims[a]), x.parts));
-        confirm_later(inf, prog, idx, 0, a, false);
+    for (int64_t a : reduced_axes(inf, n, *in[0], all))
+      if (a >= 0 && a < int64_t(in[0]->dims.size())) {
+        fix_counted(inf, prog, idx, meet(leaves_of(inf, in[0]->dims[size_t(a)]), x.parts));
+        confirm_later(inf, prog, idx, 0, size_t(a), false);
       }
   }
   if ((n.op_type == "Softmax" || n.op_type == "LogSoftmax") && !in.empty() && in[0]) {
     // exp of a varying argument has no common part: only a fully uniform one counts.
     const Operand x = operand(inf, *in[0], {});
     fix_counted(inf, prog, idx, x.uniform);
-    const size_t r = in[0]->dims.size();
-    const int64_t a0 = n.attribute("axis") ? n.attribute("axis")->i : (n.opset < 13 ? 1 : -1);
-    const int64_t a = a0 < 0 ? a0 + int64_t(r) : a0;
-    if (a >= 0 && a < int64_t(r)) confirm_later(inf, prog, idx, 0, size_t(a), true);
+    for (int64_t a : reduced_axes(inf, n, *in[0], all))
+      if (a >= 0 && a < int64_t(in[0]->dims.size())) confirm_later(inf, prog, idx, 0, size_t(a), true);
   }
   if (kind == Kind::Contraction) {
     // Variables of the inputs that the output does not have are summed over.
