@@ -18,9 +18,8 @@ The recipe's `bug` says whether the plan is wrong at its own n.
 import json
 import os
 import random
-import shutil
 
-from .onnxb import Builder, save
+from .onnxb import Builder, save, start_case
 
 TERMS = ["poly_ar", "poly_gather", "e4", "e4", "share"]
 
@@ -135,11 +134,7 @@ def spec(rec):
 
 
 def write(rec, folder):
-    if os.path.exists(folder):
-        shutil.rmtree(folder)
-    shards = os.path.join(folder, "shards")
-    os.makedirs(shards)
-    save(spec(rec).model(), os.path.join(folder, "spec.onnx"))
+    shards = start_case(folder, spec(rec).model())
     p = Program(rec).build()
     save(p.g.model(), os.path.join(shards, "program.onnx"))
     rep = ["Replicate()"] * len(p.axes)

@@ -1,4 +1,7 @@
 """A minimal ONNX builder for fuzz programs: float64 data, typed constants, onnx_tv comm ops."""
+import os
+import shutil
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
@@ -80,3 +83,13 @@ def tensor(name, arr, dtype):
 
 def save(model, path):
     onnx.save(model, path)
+
+
+def start_case(folder, spec_model):
+    """A fresh case folder holding spec.onnx; returns its (empty) shards folder."""
+    if os.path.exists(folder):
+        shutil.rmtree(folder)
+    shards = os.path.join(folder, "shards")
+    os.makedirs(shards)
+    save(spec_model, os.path.join(folder, "spec.onnx"))
+    return shards

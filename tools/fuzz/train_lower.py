@@ -1,12 +1,11 @@
 """Writes a `train` recipe (fam_train.py): the spec, one SPMD program per pipeline stage, plan.json."""
 import json
 import os
-import shutil
 from fractions import Fraction as F
 
 import numpy as np
 
-from .onnxb import Builder, save
+from .onnxb import Builder, save, start_case
 
 AXES = ("dp", "pp", "tp")
 # scales are exact fractions, written as the float nearest to them: a product of rounded floats
@@ -267,11 +266,7 @@ class Stage:
 
 
 def write(rec, folder):
-    if os.path.exists(folder):
-        shutil.rmtree(folder)
-    shards = os.path.join(folder, "shards")
-    os.makedirs(shards)
-    save(spec(rec).model(), os.path.join(folder, "spec.onnx"))
+    shards = start_case(folder, spec(rec).model())
     axes = [a for a in AXES if rec[a] > 1]
     world = rec["dp"] * rec["pp"] * rec["tp"]
     plan = {"format": "onnx-tv.plan/1", "world_size": world, "programs": [], "bindings": []}

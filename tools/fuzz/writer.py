@@ -1,20 +1,15 @@
 """A recipe on disk: spec.onnx and shards/ (plan.json, one program or one file per rank)."""
 import json
 import os
-import shutil
 
 from . import families, lower
-from .onnxb import save
+from .onnxb import save, start_case
 
 
 def write_case(rec, folder):
     if families.of(rec):
         return families.of(rec).write(rec, folder)
-    if os.path.exists(folder):
-        shutil.rmtree(folder)
-    shards = os.path.join(folder, "shards")
-    os.makedirs(shards)
-    save(lower.lower_side(rec, None).g.model(), os.path.join(folder, "spec.onnx"))
+    shards = start_case(folder, lower.lower_side(rec, None).g.model())
     n = rec["n"]
     plan = {"format": "onnx-tv.plan/1", "world_size": n}
     if rec["spmd"]:
