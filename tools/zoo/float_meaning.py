@@ -13,7 +13,6 @@ import numpy as np
 
 # ONNX data type -> significand bits (with the implicit one) and smallest normal exponent
 _FORMATS = {10: (11, -14), 16: (8, -126), 1: (24, -126), 11: (53, -1022)}
-MAX_ELEMENTS = 1 << 16  # larger tables are read as their binary values (none are written so)
 
 
 def _interval(v, bits, emin):
@@ -51,9 +50,11 @@ def meaning(v, data_type):
 
 
 def meaning_array(arr, data_type):
-    """float64 array of the constants' meanings (nearest float64 of each rational)."""
+    """float64 array of the constants' meanings (nearest float64 of each rational). Every
+    element is read, whatever the size: a table read as binary values in one program and as
+    meanings in another (a spec table and the ranks' smaller slices of it) would differ."""
     arr = np.asarray(arr, np.float64)
-    if data_type not in _FORMATS or arr.size > MAX_ELEMENTS:
+    if data_type not in _FORMATS:
         return arr
     out = arr.copy()
     for u in np.unique(arr[np.isfinite(arr)]):
