@@ -15,6 +15,7 @@
 
 #include "check/bindings.h"
 #include "check/counted_replicas.h"
+#include "check/counted_sums.h"
 #include "check/executor.h"
 #include "check/linker.h"
 #include "check/memory_limit.h"
@@ -28,7 +29,6 @@
 #include "ir/tensor_util.h"
 #include "reduce/micro_batches.h"
 #include "reduce/reduce.h"
-#include "solver/common_monomial.h"
 
 namespace onnx_tv {
 
@@ -52,57 +52,6 @@ struct Totals {
   size_t bodies = 0;
   const std::vector<reduce::SumSite>* sum_sites = nullptr;  // of the reduced instance
 };
-
-// Thrown where a sum along a shrunk axis meets data that is the same at every position after
-// all (terms cancelled where inference could not see it): the instance counts another n.
-struct CountedSum {
-  std::string where;
-};
-
-// Whether, in some slice of `t` along `axis`, the values share a monomial (or, `uniform_only`,
-// are all equal).
-bool counts_along(const solver::Context& ctx, const ir::Tensor& t, size_t axis, bool uniform_only) {
-  if (axis >= t.shape.size() || t.shape[axis] < 2 || t.data.empty()) return false;
-  int64_t inner = 1;
-  for (size_t d = axis + 1; d < t.shape.size(); ++d) inner *= t.shape[d];
-  const int64_t n = t.shape[axis], outer = int64_t(t.data.size()) / (n * inner);
-  std::vector<solver::Value> slice(static_cast<size_t>(n));
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
-      for (int64_t k = 0; k < n; ++k) slice[size_t(k)] = t.data[size_t((o * n + k) * inner + i)];
-      auto same = [&](solver::Value v) { return v == slice[0]; };
-      const bool counts = uniform_only ? std::all_of(slice.begin(), slice.end(), same)
-                                       : solver::share_a_monomial(ctx, slice);
-      if (counts) return true;
-    }
-  return false;
-}
-
-// Confirms, on the instance's values, the sums inference found free of uniform parts.
-void confirm_sums(solver::Context& ctx, const std::vector<reduce::SumSite>& sites,
-                  const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
-                  const std::vector<Env>& envs) {
-  // The node producing each output, per program (rewriting moves nodes, not their outputs).
-  std::map<const ir::Graph*, std::unordered_map<std::string, size_t>> producers;
-  for (const reduce::SumSite& s : sites) {
-    const ir::Graph& g = s.rank < 0 ? spec : plan.program_of(s.rank);
-    const Env& env = s.rank < 0 ? spec_env : envs[size_t(s.rank)];
-    auto [at, fresh] = producers.try_emplace(&g);
-    if (fresh)
-      for (size_t i = 0; i < g.nodes.size(); ++i)
-        for (const auto& o : g.nodes[i].outputs) at->second[o] = i;
-    auto p = at->second.find(s.output);
-    if (p == at->second.end() || s.input >= g.nodes[p->second].inputs.size()) continue;
-    const size_t node = p->second;
-    auto it = env.values.find(g.nodes[node].inputs[s.input]);
-    if (it == env.values.end() || s.axis >= it->second.shape.size() ||
-        it->second.shape[s.axis] == s.full)
-      continue;  // not run, or not shrunk after all
-    if (counts_along(ctx, it->second, s.axis, s.uniform_only))
-      throw CountedSum{g.file + ": " + g.nodes[node].describe(node) + " (input #" +
-                       std::to_string(s.input) + ", axis " + std::to_string(s.axis) + ")"};
-  }
-}
 
 // Largest polynomial an expansion of definitions may build before giving up (UNKNOWN).
 constexpr size_t kExpansionBudget = 200'000;
@@ -175,6 +124,16 @@ void explain_failure(CheckResult& res, solver::Context& ctx, prove::WitnessSearc
   res.mismatch = std::move(m);
 }
 
+// One line on what a refutation found, for a message that cannot report it as a verdict.
+std::string refutation_summary(const CheckResult& res) {
+  if (!res.mismatch) return "";
+  const Mismatch& m = *res.mismatch;
+  std::string s = "spec output '" + m.spec_output + "'";
+  if (m.rank_node)
+    s += ", first diverging at " + m.rank_node->file + " node '" + m.rank_node->node + "'";
+  return s;
+}
+
 void fill_stats(CheckResult& res, const solver::Context& ctx, const Env& spec_env,
                 const std::vector<Env>& envs) {
   int64_t most = 0;
@@ -222,7 +181,7 @@ Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Gra
     res.reduction.not_applied = keep.at(reduce::kNoShapeReduction);
   } else if (options.reduce) {
     report(options, "reduce", 0, 1);
-    reduce::Outcome o = reduce::reduce_plan(spec, fewer, linked);
+    reduce::Outcome o = reduce::reduce_plan(spec, fewer, linked, &keep);
     report(options, "reduce", 1, 1);
     if (o.keep_ranks) {
       keep[o.keep_ranks->axis] = o.keep_ranks->why;
@@ -341,10 +300,11 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
   report(options, "compare", 1, 1);
   fill_stats(res, ctx, spec_env, envs);
   res.stats.staged = staged;
+  // The instance's verdict, either way, stands for the full size only where no sum along a
+  // shrunk axis counted its elements: a count of the instance's size can make a correct plan
+  // differ (the spec's softmax(x - x) against the constant 1/n) as well as a wrong one agree.
   if (failed.empty()) {
-    // An EQUIVALENT of the instance stands for the full size only where no sum along a shrunk
-    // axis counted its elements (a refutation is reported as found).
-    if (totals.sum_sites) confirm_sums(ctx, *totals.sum_sites, spec, spec_env, plan, envs);
+    if (totals.sum_sites) prove::confirm_sums(ctx, *totals.sum_sites, spec, spec_env, plan, envs);
     res.verdict = Verdict::Equivalent;
     return;
   }
@@ -374,6 +334,12 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
       res.failing_outputs.push_back(obs[f.obligation].spec);
   // Every undecided failure has had the full search: the first is refuted, or none is.
   explain_failure(res, ctx, search, spec, spec_env, plan, linked, envs, obs, failed[0]);
+  try {
+    if (totals.sum_sites) prove::confirm_sums(ctx, *totals.sum_sites, spec, spec_env, plan, envs);
+  } catch (prove::CountedSum& c) {
+    c.refuted = refutation_summary(res);
+    throw;
+  }
 }
 
 // Where products are kept as definitions decides whether equal values get equal canonical
@@ -492,11 +458,20 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
   totals.sum_sites = &sum_sites;
   try {
     prove_all(res, options, spec, plan, linked, bound, totals);
-  } catch (const CountedSum& c) {
-    const std::string why = c.where + " sums, along a reduced axis, data that is the same at "
-                                      "every position, which counts its size";
-    keep[reduce::kNoShapeReduction] = keep[""] = keep[reduce::kMicroBatches] = why;
-    res.warnings.push_back("shape reduction not used: " + why);
+  } catch (const prove::CountedSum& c) {
+    // The axis keeps its full size in the next instance; should that one count at the same
+    // site (it cannot: a kept axis is not a site), the whole check is at full size.
+    std::string why = c.where + " sums, along this axis, addends that hold a common term "
+                                "(terms cancelled where inference could not see it; seen on a "
+                                "reduced instance), which counts its size";
+    if (!c.refuted.empty())
+      why += "; that instance differed (" + c.refuted + "), which the count may explain";
+    if (keep.count(c.key)) {
+      keep[reduce::kNoShapeReduction] = keep[""] = keep[reduce::kMicroBatches] = why;
+      res.warnings.push_back("shape reduction not used: " + why);
+    } else {
+      keep[c.key] = why;
+    }
     return Tried::Again;
   } catch (const prove::CountedReplicas& c) {
     if (c.micro_batches) {

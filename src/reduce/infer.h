@@ -53,6 +53,9 @@ struct Inference {
   solver::Context ctx;  // exact values of concrete tensors
   // Sums along reducible axes of data found to hold no uniform part: confirmed by the check.
   std::vector<SumSite> sum_sites;
+  // Sites an earlier instance found counting (counted_sum_key -> why): their axes keep their
+  // full size.
+  const std::map<std::string, std::string>* counted_sums = nullptr;
   DimStore dims;
   ProgramDims spec;
   std::vector<ProgramDims> ranks;

@@ -82,8 +82,9 @@ void check_declared(Inference& inf, ProgramDims& p) {
 }
 
 Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::LinkedPlan& linked,
-              const FewerRanks& fewer) {
+              const FewerRanks& fewer, const std::map<std::string, std::string>* counted_sums) {
   Inference inf;
+  inf.counted_sums = counted_sums;
   std::vector<BoundRegion> bound;
   run_inference(inf, spec, plan, linked, fewer, bound);
   check_declared(inf, inf.spec);
@@ -177,10 +178,11 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::Li
 }  // namespace
 
 Outcome reduce_plan(const ir::Graph& spec, const FewerRanks& fewer,
-                    const prove::LinkedPlan& linked) {
+                    const prove::LinkedPlan& linked,
+                    const std::map<std::string, std::string>* counted_sums) {
   Outcome o;
   try {
-    o.reduced = build(spec, fewer.plan, linked, fewer);
+    o.reduced = build(spec, fewer.plan, linked, fewer, counted_sums);
   } catch (const KeepRanks& k) {
     o.keep_ranks = k;
   } catch (const NotReducible& e) {

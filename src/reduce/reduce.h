@@ -6,6 +6,7 @@
 // collective and slice stays a boundary), they agree at full size (TrainVerify, appendix C).
 // docs/shape-reduction.md gives the argument and the assumptions it rests on.
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,8 +43,10 @@ struct Outcome {
 
 // `fewer` holds the plan (the ranks kept by choose_fewer_ranks, or all_ranks) and `linked`
 // links it. When an axis chosen to shrink cannot, the outcome says which (keep_ranks): choose
-// again keeping it.
+// again keeping it. `counted_sums` holds the sum sites (counted_sum_key) an earlier instance
+// found counting their axis, which keep it whole.
 Outcome reduce_plan(const ir::Graph& spec, const FewerRanks& fewer,
-                    const prove::LinkedPlan& linked);
+                    const prove::LinkedPlan& linked,
+                    const std::map<std::string, std::string>* counted_sums = nullptr);
 
 }  // namespace onnx_tv::reduce

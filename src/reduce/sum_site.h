@@ -8,7 +8,7 @@ namespace onnx_tv::reduce {
 // A sum (or softmax) along an axis the instance shrinks, of data the inference found to hold no
 // part that is the same along it (reduce/uniform_parts.cpp). Terms can cancel, which that
 // inference does not see (softmax(x - x) is 1/n): the check confirms on the instance's values
-// that no such part is there, else proves at full size.
+// that no such part is there, else keeps the axis whole in the next instance it builds.
 struct SumSite {
   int64_t rank = -1;   // -1: the spec; else the instance's rank
   std::string output;  // the node's first output (rewriting moves nodes, never renames these)
@@ -16,6 +16,18 @@ struct SumSite {
   size_t axis = 0;     // along which it is summed
   int64_t full = 0;    // the axis's full extent
   bool uniform_only = false;  // a softmax: counted only where every position is the same
+  // A contraction: the other factor and its axis; the addends are the factors' products.
+  int64_t other = -1;
+  size_t other_axis = 0;
 };
+
+// Names a sum site across instances (the instance's ranks and values differ; a program's file,
+// a node's first output, the operand and the axis do not): the key of `keep` (check.cpp) under
+// which the inference keeps that axis whole.
+inline std::string counted_sum_key(const std::string& file, const std::string& output,
+                                   size_t input, size_t axis) {
+  return "(counted sum) " + file + " | " + output + " | " + std::to_string(input) + " | " +
+         std::to_string(axis);
+}
 
 }  // namespace onnx_tv::reduce

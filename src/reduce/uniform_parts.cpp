@@ -114,7 +114,7 @@ Kind kind_of(const std::string& op) {
 // Records a sum along axis `axis` of input `input` for the check to confirm (SumSite), where
 // the axis may still shrink.
 void confirm_later(Inference& inf, ProgramDims& prog, size_t idx, size_t input, size_t axis,
-                   bool uniform_only) {
+                   bool uniform_only, int64_t other = -1, size_t other_axis = 0) {
   const DimValue* v = nullptr;
   const ir::Node& n = prog.graph->nodes[idx];
   if (input < n.inputs.size())
@@ -123,14 +123,24 @@ void confirm_later(Inference& inf, ProgramDims& prog, size_t idx, size_t input, 
   bool shrinks = false;
   for (Var x : inf.dims.leaves(v->dims[axis])) shrinks |= !inf.dims.is_fixed(x);
   if (!shrinks) return;
+  if (n.outputs.empty() || n.outputs[0].empty()) return;
+  if (inf.counted_sums) {
+    auto k = inf.counted_sums->find(counted_sum_key(prog.graph->file, n.outputs[0], input, axis));
+    if (k != inf.counted_sums->end()) {
+      for (Var x : inf.dims.leaves(v->dims[axis]))
+        if (!inf.dims.is_fixed(x)) inf.dims.fix({x}, k->second);
+      return;
+    }
+  }
   SumSite s;
   s.rank = &prog == &inf.spec ? -1 : int64_t(&prog - inf.ranks.data());
-  if (n.outputs.empty() || n.outputs[0].empty()) return;
   s.output = n.outputs[0];
   s.input = input;
   s.axis = axis;
   s.full = inf.dims.full(v->dims[axis]);
   s.uniform_only = uniform_only;
+  s.other = other;
+  s.other_axis = other_axis;
   inf.sum_sites.push_back(s);
 }
 
@@ -212,13 +222,14 @@ void follow_uniform_parts(Inference& inf, ProgramDims& prog, size_t idx,
       if (in[k]) counted = meet(counted, operand(inf, *in[k], contracted).parts);
     fix_counted(inf, prog, idx, counted);
     if ((n.op_type == "MatMul" || n.op_type == "Gemm") && in.size() > 1 && in[0] && in[1]) {
-      // Either factor with a part along the contracted axis is confirmed on the values.
+      // The factors' products along the contracted axis are confirmed on the values: terms
+      // can cancel across the factors (x_k * (1/x_k)) as well as within one.
       const size_t ra = in[0]->dims.size(), rb = in[1]->dims.size();
       const bool ta = n.op_type == "Gemm" && n.attribute("transA") && n.attribute("transA")->i;
       const bool tb = n.op_type == "Gemm" && n.attribute("transB") && n.attribute("transB")->i;
-      if (ra >= 1) confirm_later(inf, prog, idx, 0, ta ? 0 : ra - 1, false);
-      if (rb >= 2) confirm_later(inf, prog, idx, 1, tb ? rb - 1 : rb - 2, false);
-      else if (rb == 1) confirm_later(inf, prog, idx, 1, 0, false);
+      if (ra >= 1 && rb >= 1)
+        confirm_later(inf, prog, idx, 0, ta ? 0 : ra - 1, false, 1,
+                      rb == 1 ? 0 : tb ? rb - 1 : rb - 2);
     }
   }
 

@@ -54,7 +54,11 @@ INSTANTIATE_TEST_SUITE_P(CountsInSymbolicSums, Soundness,
                                          Case{"count_part", "shards_minus_2", 1},
                                          Case{"variance", "shards", 0},
                                          Case{"cancelled", "shards", 0},
-                                         Case{"cancelled", "shards_half", 1}),
+                                         Case{"cancelled", "shards_half", 1},
+                                         Case{"cancelled", "shards_const", 0},
+                                         Case{"reciprocal", "shards", 0},
+                                         Case{"reciprocal", "shards_count", 0},
+                                         Case{"reciprocal", "shards_count_minus_1", 1}),
                          name);
 
 // A constant table whose pieces are equal, read by a rank at another piece's offset

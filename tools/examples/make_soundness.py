@@ -24,8 +24,13 @@ instead of 4:8 (correct: the periods are equal); shards_shifted reads 9:13 (wron
 table would forget that its pieces are equal, so the columns keep their full size.
 cancelled: the spec takes a softmax of x - x along the rows of x[4, 64] (1/64 everywhere, as
 the terms cancel); two ranks hold two rows each and compute it the same way (correct);
-shards_half writes 1/2, what the softmax gives over 2 columns. Inference cannot see such
-cancellations, so the check confirms each sum on the instance's values."""
+shards_half writes 1/2, what the softmax gives over 2 columns; shards_const writes 1/64
+(correct). Inference cannot see such cancellations, so the check confirms each sum on the
+instance's values, before an EQUIVALENT and before a refutation.
+reciprocal: the spec's diagonal of x @ (1/x)^T over x[4, 64] is 64 (a count, as x_k/x_k is 1);
+two ranks compute their rows of it (correct), shards_count writes 64 (correct), and
+shards_count_minus_1 writes 63 (wrong). The terms cancel across the two factors of the
+contraction, so the products, not each factor, are confirmed."""
 import json
 import os
 import sys
@@ -207,11 +212,11 @@ def cancelled_cases(out):
                  [vi("x", [rows, cols])], [vi("p", [rows, cols])])
     b = rows // ranks
 
-    def rank(r, half):
-        if half:
+    def rank(r, fill):
+        if fill:
             nodes = [const("shape", [b, cols], TensorProto.INT64, [2]),
-                     helper.make_node("ConstantOfShape", ["shape"], ["p_local"], name="/half",
-                                      value=helper.make_tensor("h", F, [1], [0.5]))]
+                     helper.make_node("ConstantOfShape", ["shape"], ["p_local"], name="/fill",
+                                      value=helper.make_tensor("h", F, [1], [fill]))]
         else:
             nodes = [helper.make_node("Sub", ["x_local", "x_local"], ["z"], name="/cancel"),
                      helper.make_node("Softmax", ["z"], ["p_local"], name="/softmax", axis=1)]
@@ -220,12 +225,49 @@ def cancelled_cases(out):
         return model(nodes, [vi("x_local", [b, cols])], [vi("p_local", [b, cols])], binds)
 
     write(os.path.join(out, "cancelled"), spec, {
-        "shards": [rank(r, False) for r in range(ranks)],
-        "shards_half": [rank(r, True) for r in range(ranks)]})
+        "shards": [rank(r, None) for r in range(ranks)],
+        "shards_half": [rank(r, 0.5) for r in range(ranks)],
+        "shards_const": [rank(r, 1 / cols) for r in range(ranks)]})
+
+
+def reciprocal_cases(out):
+    rows, cols, ranks = 4, 64, 2
+    eye = [1.0 if i == j else 0.0 for i in range(rows) for j in range(rows)]
+    spec = model([helper.make_node("Reciprocal", ["x"], ["r"], name="/reciprocal"),
+                  helper.make_node("Transpose", ["r"], ["rt"], name="/transpose", perm=[1, 0]),
+                  helper.make_node("MatMul", ["x", "rt"], ["m"], name="/matmul"),
+                  const("eye", eye, F, [rows, rows]),
+                  helper.make_node("Mul", ["m", "eye"], ["d"], name="/diagonal")],
+                 [vi("x", [rows, cols])], [vi("d", [rows, rows])])
+    b = rows // ranks
+
+    def rank(r, count):
+        if count is None:
+            nodes = [helper.make_node("Reciprocal", ["x_local"], ["r"], name="/reciprocal"),
+                     helper.make_node("Transpose", ["r"], ["rt"], name="/transpose", perm=[1, 0]),
+                     helper.make_node("MatMul", ["x_local", "rt"], ["m"], name="/matmul"),
+                     const("eye", eye[r * b * rows:(r + 1) * b * rows], F, [b, rows]),
+                     const("starts", [r * b], TensorProto.INT64, [1]),
+                     const("ends", [r * b + b], TensorProto.INT64, [1]),
+                     const("axes", [0], TensorProto.INT64, [1]),
+                     helper.make_node("Slice", ["m", "starts", "ends", "axes"], ["m_rows"],
+                                      name="/rows"),
+                     helper.make_node("Mul", ["m_rows", "eye"], ["d_local"], name="/diagonal")]
+        else:
+            nodes = [const("d_local", [count * e for e in eye[r * b * rows:(r + 1) * b * rows]],
+                           F, [b, rows])]
+        binds = [{"value": "x_local", "spec": "x", "slice": [None, None]},
+                 {"value": "d_local", "spec": "d", "slice": [[r * b, r * b + b], None]}]
+        return model(nodes, [vi("x_local", [rows, cols])], [vi("d_local", [b, rows])], binds)
+
+    write(os.path.join(out, "reciprocal"), spec, {
+        "shards": [rank(r, None) for r in range(ranks)],
+        "shards_count": [rank(r, float(cols)) for r in range(ranks)],
+        "shards_count_minus_1": [rank(r, float(cols - 1)) for r in range(ranks)]})
 
 
 CASES = [f16_cases, masked_mean_cases, count_part_cases, variance_cases, periodic_table_cases,
-         cancelled_cases]
+         cancelled_cases, reciprocal_cases]
 
 
 def main():

@@ -1,0 +1,139 @@
+#include "check/counted_sums.h"
+
+#include <algorithm>
+#include <map>
+#include <span>
+#include <unordered_map>
+
+#include "solver/common_monomial.h"
+
+namespace onnx_tv::prove {
+
+namespace {
+
+// Terms of products a contraction's confirmation may build, over all its sites, before it
+// takes the rest to count (which only keeps axes whole).
+constexpr size_t kProductBudget = 4'000'000;
+
+// The slices of a tensor along an axis: the flat index of each slice's first element, and the
+// stride between its elements.
+struct Slices {
+  std::vector<int64_t> starts;
+  int64_t stride = 1, length = 0;
+};
+
+Slices slices_of(const ir::Tensor& t, size_t axis) {
+  Slices s;
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < t.shape.size(); ++d) inner *= t.shape[d];
+  s.stride = inner;
+  s.length = t.shape[axis];
+  const int64_t outer = int64_t(t.data.size()) / std::max<int64_t>(s.length * inner, 1);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) s.starts.push_back(o * s.length * inner + i);
+  return s;
+}
+
+std::vector<solver::Value> slice(const ir::Tensor& t, const Slices& s, int64_t start) {
+  std::vector<solver::Value> out(size_t(s.length));
+  for (int64_t k = 0; k < s.length; ++k) out[size_t(k)] = t.data[size_t(start + k * s.stride)];
+  return out;
+}
+
+// Whether some slice of `t` along `axis` holds a term at every position (or, `uniform_only`,
+// the same value at every position).
+bool counts_along(const solver::Context& ctx, const ir::Tensor& t, size_t axis, bool uniform_only) {
+  if (axis >= t.shape.size() || t.shape[axis] < 2 || t.data.empty()) return false;
+  const Slices s = slices_of(t, axis);
+  for (int64_t start : s.starts) {
+    const std::vector<solver::Value> v = slice(t, s, start);
+    auto same = [&](solver::Value x) { return x == v[0]; };
+    if (uniform_only ? std::all_of(v.begin(), v.end(), same) : solver::share_a_term(ctx, v))
+      return true;
+  }
+  return false;
+}
+
+// Whether, for some pair of slices of `a` along `ax` and of `b` along `bx` that a contraction
+// multiplies, the products along the axis hold a term at every position. Slices of operands of
+// one rank with the same leading (batch) dimensions pair by batch; otherwise every pair is
+// tried, more than the contraction multiplies, which can only find more.
+bool products_count(solver::Context& ctx, const ir::Tensor& a, size_t ax, const ir::Tensor& b,
+                    size_t bx, size_t& budget) {
+  if (ax >= a.shape.size() || bx >= b.shape.size() || a.data.empty() || b.data.empty())
+    return false;
+  if (a.shape[ax] != b.shape[bx]) return true;  // not the contraction inference saw: keep it
+  if (a.shape[ax] < 2) return false;
+  const Slices sa = slices_of(a, ax), sb = slices_of(b, bx);
+  const size_t r = a.shape.size();
+  const bool batched = r >= 3 && b.shape.size() == r &&
+                       std::equal(a.shape.begin(), a.shape.end() - 2, b.shape.begin());
+  int64_t batches = 1;
+  if (batched)
+    for (size_t d = 0; d + 2 < r; ++d) batches *= a.shape[d];
+  const size_t per_a = sa.starts.size() / size_t(batches), per_b = sb.starts.size() / size_t(batches);
+  std::vector<solver::Value> products(size_t(sa.length));
+  for (size_t i = 0; i < sa.starts.size(); ++i) {
+    const size_t batch = batched ? i / per_a : 0;
+    const size_t from = batched ? batch * per_b : 0, to = batched ? from + per_b : sb.starts.size();
+    for (size_t j = from; j < to; ++j) {
+      // Two positions usually show that no term is common; the rest only when they share one.
+      size_t built = 0;
+      for (int64_t k = 0; k < sa.length; ++k) {
+        const solver::Value x = a.data[size_t(sa.starts[i] + k * sa.stride)];
+        const solver::Value y = b.data[size_t(sb.starts[j] + k * sb.stride)];
+        products[size_t(k)] = ctx.mul(x, y);
+        const size_t terms = ctx.poly_term_count(products[size_t(k)].poly);
+        if (terms > budget) return true;
+        budget -= terms;
+        built = size_t(k) + 1;
+        if (built >= 2 &&
+            !solver::share_a_term(ctx, std::span<const solver::Value>(products.data(), built)))
+          break;
+      }
+      if (built == size_t(sa.length) && solver::share_a_term(ctx, products)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+void confirm_sums(solver::Context& ctx, const std::vector<reduce::SumSite>& sites,
+                  const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
+                  const std::vector<Env>& envs) {
+  // The node producing each output, per program (rewriting moves nodes, not their outputs).
+  std::map<const ir::Graph*, std::unordered_map<std::string, size_t>> producers;
+  size_t budget = kProductBudget;
+  for (const reduce::SumSite& s : sites) {
+    const ir::Graph& g = s.rank < 0 ? spec : plan.program_of(s.rank);
+    const Env& env = s.rank < 0 ? spec_env : envs[size_t(s.rank)];
+    auto [at, fresh] = producers.try_emplace(&g);
+    if (fresh)
+      for (size_t i = 0; i < g.nodes.size(); ++i)
+        for (const auto& o : g.nodes[i].outputs) at->second[o] = i;
+    auto p = at->second.find(s.output);
+    if (p == at->second.end()) continue;
+    const ir::Node& n = g.nodes[p->second];
+    auto value = [&](size_t input) -> const ir::Tensor* {
+      if (input >= n.inputs.size()) return nullptr;
+      auto it = env.values.find(n.inputs[input]);
+      return it == env.values.end() ? nullptr : &it->second;
+    };
+    const ir::Tensor* x = value(s.input);
+    if (!x || s.axis >= x->shape.size() || x->shape[s.axis] == s.full)
+      continue;  // not run, or not shrunk after all
+    bool counts = false;
+    if (s.other < 0) {
+      counts = counts_along(ctx, *x, s.axis, s.uniform_only);
+    } else if (const ir::Tensor* y = value(size_t(s.other))) {
+      counts = products_count(ctx, *x, s.axis, *y, s.other_axis, budget);
+    }
+    if (counts)
+      throw CountedSum{g.file + ": " + n.describe(p->second) + " (input #" +
+                           std::to_string(s.input) + ", axis " + std::to_string(s.axis) + ")",
+                       reduce::counted_sum_key(g.file, s.output, s.input, s.axis), ""};
+  }
+}
+
+}  // namespace onnx_tv::prove

@@ -1,0 +1,33 @@
+#pragma once
+// The runtime half of the argument that a sum along an axis the instance shrinks does not count
+// its elements (reduce/uniform_parts.cpp is the static half). Terms can cancel where that
+// analysis cannot see it: softmax(x - x) is 1/n, and x_k * (1/x_k) summed over k is n. So
+// every such sum is confirmed on the instance's values: where the addends along the axis hold a
+// term in common (same monomial, same coefficient), the instance counts its own size, not the
+// full one, and its verdict, either way, does not stand for the full size.
+#include <string>
+#include <vector>
+
+#include "check/executor.h"
+#include "frontend/plan.h"
+#include "ir/graph.h"
+#include "reduce/sum_site.h"
+#include "solver/context.h"
+
+namespace onnx_tv::prove {
+
+// Thrown by a proof whose instance counted at a sum site.
+struct CountedSum {
+  std::string where;    // "rank0.onnx: MatMul node '/x' (input #0, axis 2)"
+  std::string key;      // reduce::counted_sum_key: the next instance keeps the axis whole
+  std::string refuted;  // what the instance refuted, if it did: a hint should the full size fail
+};
+
+// Throws CountedSum for the first site whose addends share a term. For a contraction, the
+// addends are the products of its factors along the axis; products of more terms than a
+// budget allows are taken to count (the axis is then kept whole, which is always sound).
+void confirm_sums(solver::Context& ctx, const std::vector<reduce::SumSite>& sites,
+                  const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
+                  const std::vector<Env>& envs);
+
+}  // namespace onnx_tv::prove
