@@ -25,7 +25,9 @@ std::string node_text(const NodeRef& n) {
   return n.node + " [" + n.op_type + "] in " + where + ", producing '" + n.output + "'";
 }
 
-void print_reduction(std::ostream& out, const Reduction& red) {
+// `proven`: the verdict is EQUIVALENT; otherwise the instance was only checked (a refutation
+// on it, or nothing decided).
+void print_reduction(std::ostream& out, const Reduction& red, bool proven) {
   if (!red.requested) {
     out << "  shape reduction: off (--no-reduce); checked at full size\n";
     return;
@@ -35,7 +37,8 @@ void print_reduction(std::ostream& out, const Reduction& red) {
       out << "  shape reduction: not applied, checked at full size: " << red.not_applied << "\n";
     return;
   }
-  out << "  shape reduction: proven on a reduced instance of the plan (" << red.full_elements
+  out << "  shape reduction: " << (proven ? "proven" : "checked")
+      << " on a reduced instance of the plan (" << red.full_elements
       << " -> " << red.reduced_elements << " tensor elements); spec inputs, full -> reduced:\n";
   const size_t shown = 10;
   size_t values = 0;
@@ -70,7 +73,7 @@ void print_report(std::ostream& out, const CheckResult& r) {
   // An UNKNOWN for want of reduction already gives the reason in its message.
   if (r.verdict != Verdict::InputError &&
       (r.reduction.not_applied.empty() || r.message.find(r.reduction.not_applied) == std::string::npos))
-    print_reduction(out, r.reduction);
+    print_reduction(out, r.reduction, r.verdict == Verdict::Equivalent);
   if (r.reduction.applied && r.mismatch && r.verdict == Verdict::NotEquivalent)
     out << "  (indices and witness below are in the reduced instance)\n";
   if (!r.mismatch || r.verdict != Verdict::NotEquivalent) return;

@@ -31,6 +31,18 @@ TEST_P(Soundness, VerdictIsTheFullSizeTruth) {
   }
 }
 
+// The report says "proven" on a reduced instance only for an EQUIVALENT.
+TEST(SoundnessReport, ReducedInstanceIsProvenOnlyWhenEquivalent) {
+  const std::string spec = path("reciprocal", "spec.onnx");
+  CliRun ok = run_cli("check " + spec + " " + path("reciprocal", "shards") + " --no-progress");
+  EXPECT_NE(ok.out.find("shape reduction: proven on a reduced instance"), std::string::npos) << ok.out;
+  CliRun bad = run_cli("check " + spec + " " + path("reciprocal", "shards_count_minus_1") +
+                       " --no-progress");
+  EXPECT_NE(bad.out.find("shape reduction: checked on a reduced instance"), std::string::npos)
+      << bad.out;
+  EXPECT_EQ(bad.out.find("proven on a reduced"), std::string::npos) << bad.out;
+}
+
 std::string name(const testing::TestParamInfo<Case>& info) {
   return std::string(info.param.model) + "_" + info.param.shards;
 }
