@@ -139,8 +139,8 @@ BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan) {
   return out;
 }
 
-Env spec_inputs(solver::Context& ctx, const ir::Graph& spec, const BoundPlan& bound) {
-  Env env;
+exec::Env spec_inputs(solver::Context& ctx, const ir::Graph& spec, const BoundPlan& bound) {
+  exec::Env env;
   for (const auto& vi : spec.inputs) {
     if (spec.initializers.count(vi.name)) continue;
     auto shape = static_shape(spec, vi.name);
@@ -164,9 +164,9 @@ Env spec_inputs(solver::Context& ctx, const ir::Graph& spec, const BoundPlan& bo
   return env;
 }
 
-std::vector<Env> rank_inputs(solver::Context& ctx, const frontend::Plan& plan,
-                             const BoundPlan& bound, const Env& spec_env) {
-  std::vector<Env> envs(plan.world_size);
+std::vector<exec::Env> rank_inputs(solver::Context& ctx, const frontend::Plan& plan,
+                             const BoundPlan& bound, const exec::Env& spec_env) {
+  std::vector<exec::Env> envs(plan.world_size);
   // Partial input sets: all addends but the last are free; the last closes the sum.
   std::map<std::tuple<std::string, std::vector<int64_t>, std::vector<int64_t>, std::string>,
            std::vector<const ResolvedBinding*>>

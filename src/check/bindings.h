@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "check/executor.h"
+#include "exec/executor.h"
 #include "frontend/plan.h"
 #include "ir/graph.h"
 #include "solver/context.h"
@@ -33,11 +33,11 @@ BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan);
 
 // The spec's starting environment: symbols for graph inputs and bound initializers, exact
 // constants for the other initializers.
-Env spec_inputs(solver::Context& ctx, const ir::Graph& spec, const BoundPlan& bound);
+exec::Env spec_inputs(solver::Context& ctx, const ir::Graph& spec, const BoundPlan& bound);
 
 // Each rank's starting environment, from the spec's input values.
-std::vector<Env> rank_inputs(solver::Context& ctx, const frontend::Plan& plan,
-                             const BoundPlan& bound, const Env& spec_env);
+std::vector<exec::Env> rank_inputs(solver::Context& ctx, const frontend::Plan& plan,
+                             const BoundPlan& bound, const exec::Env& spec_env);
 
 // The shape of a region: end - start per dimension.
 ir::Shape region_shape(const frontend::Region& r);

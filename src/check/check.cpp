@@ -16,9 +16,9 @@
 #include "check/bindings.h"
 #include "check/counted_replicas.h"
 #include "check/counted_sums.h"
-#include "check/executor.h"
-#include "check/linker.h"
-#include "check/memory_limit.h"
+#include "exec/executor.h"
+#include "exec/linker.h"
+#include "exec/memory_limit.h"
 #include "check/locate.h"
 #include "check/obligations.h"
 #include "check/stage_cuts.h"
@@ -44,7 +44,7 @@ std::string verdict_name(Verdict v) {
 
 namespace {
 
-using prove::Env;
+using exec::Env;
 // Per program, the outputs of the sums over the micro-batches kept (reduce/micro_batches.h),
 // and how many bodies each adds.
 struct Totals {
@@ -82,8 +82,8 @@ bool expand_equal(solver::Context& ctx, solver::Value a, solver::Value b) {
 
 // Builds the NOT EQUIVALENT (or UNKNOWN) result for a failing obligation.
 void explain_failure(CheckResult& res, solver::Context& ctx, prove::WitnessSearch& search,
-                     const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
-                     const prove::LinkedPlan& linked, const std::vector<Env>& envs,
+                     const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
+                     const exec::LinkedPlan& linked, const std::vector<exec::Env>& envs,
                      const std::vector<prove::Obligation>& obs, const prove::Failure& f) {
   const prove::Obligation& ob = obs[f.obligation];
   Mismatch m;
@@ -134,10 +134,10 @@ std::string refutation_summary(const CheckResult& res) {
   return s;
 }
 
-void fill_stats(CheckResult& res, const solver::Context& ctx, const Env& spec_env,
-                const std::vector<Env>& envs) {
+void fill_stats(CheckResult& res, const solver::Context& ctx, const exec::Env& spec_env,
+                const std::vector<exec::Env>& envs) {
   int64_t most = 0;
-  auto scan = [&](const Env& env) {
+  auto scan = [&](const exec::Env& env) {
     for (const auto& [name, t] : env.values)
       for (const auto& v : t.data) most = std::max<int64_t>(most, ctx.term_count(v));
   };
@@ -173,7 +173,7 @@ enum class Instance { Ready, Refused, Again };
 // or the plan with fewer ranks cannot be reduced at all; choose again.
 Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Graph& spec,
                           const reduce::FewerRanks& fewer, frontend::Plan& plan,
-                          prove::LinkedPlan& linked, prove::BoundPlan& bound,
+                          exec::LinkedPlan& linked, prove::BoundPlan& bound,
                           std::map<std::string, std::string>& keep,
                           std::vector<reduce::SumSite>& sum_sites) {
   res.reduction.requested = options.reduce;
@@ -216,7 +216,7 @@ Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Gra
       sum_sites = std::move(o.reduced->sum_sites);
       spec = std::move(o.reduced->spec);
       plan = std::move(o.reduced->plan);
-      linked = prove::link_plan(plan);
+      linked = exec::link_plan(plan);
       bound = prove::resolve_bindings(spec, plan);
       return Instance::Ready;
     }
@@ -238,29 +238,29 @@ Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Gra
 // run (check/stage_cuts.h) compares each obligation as a whole-program run does, with
 // unfolding first; its UNKNOWN is left to the whole-program runs (see run()).
 void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& spec,
-                const frontend::Plan& plan, const prove::LinkedPlan& linked,
+                const frontend::Plan& plan, const exec::LinkedPlan& linked,
                 const prove::BoundPlan& bound, const Totals& totals, size_t define_above,
                 bool staged) {
   solver::Context ctx;
   ctx.set_define_above(define_above);
-  Env spec_env = prove::spec_inputs(ctx, spec, bound);
+  exec::Env spec_env = prove::spec_inputs(ctx, spec, bound);
   prove::StageCuts cuts(ctx, spec, kStagedMaxTerms);
-  prove::TensorHook spec_hook, rank_hook;
+  exec::TensorHook spec_hook, rank_hook;
   if (staged) {
     spec_hook = [&](const std::string& name, ir::Tensor& t) { cuts.on_spec_tensor(name, t); };
     rank_hook = [&](const std::string& name, ir::Tensor& t) { cuts.on_rank_tensor(name, t); };
   }
   const std::string tag = staged ? " (stage-wise)" : "";
-  prove::run_graph(
+  exec::run_graph(
       ctx, spec, spec_env, [&](int64_t d, int64_t t) { report(options, "spec" + tag, d, t); },
       spec_hook);
-  prove::check_declared_shapes(spec, spec_env);
-  std::vector<Env> envs = prove::rank_inputs(ctx, plan, bound, spec_env);
-  prove::run_plan(
+  exec::check_declared_shapes(spec, spec_env);
+  std::vector<exec::Env> envs = prove::rank_inputs(ctx, plan, bound, spec_env);
+  exec::run_plan(
       ctx, plan, linked, envs, [&](int64_t d, int64_t t) { report(options, "plan" + tag, d, t); },
       rank_hook);
   for (int64_t r = 0; r < plan.world_size; ++r)
-    prove::check_declared_shapes(plan.program_of(r), envs[r]);
+    exec::check_declared_shapes(plan.program_of(r), envs[r]);
   if (auto where = options.count_guard ? prove::counted_replica_sum(ctx, plan, linked, envs,
                                                                     res.reduction.fewer_rank_axes)
                                         : std::nullopt)
@@ -349,7 +349,7 @@ constexpr size_t kDefineThresholds[] = {solver::Context::kDefineAbove, 64, 16};
 
 // The staged run, then the whole-program runs, on the instance reduce_or_refuse left.
 void prove_all(CheckResult& res, const CheckOptions& options, const ir::Graph& spec,
-               const frontend::Plan& plan, const prove::LinkedPlan& linked,
+               const frontend::Plan& plan, const exec::LinkedPlan& linked,
                const prove::BoundPlan& bound, const Totals& totals) {
   res.stats.ranks = plan.world_size;
   res.stats.spec_nodes = int64_t(spec.nodes.size());
@@ -416,7 +416,7 @@ enum class Tried { Done, Again };
 // What choosing found on the plan of an instance already (linked, its micro-batches), so the
 // instance does not find it again; null where nothing was.
 struct Known {
-  const prove::LinkedPlan* linked = nullptr;
+  const exec::LinkedPlan* linked = nullptr;
   const reduce::MicroBatches* micro_batches = nullptr;
 };
 
@@ -427,7 +427,7 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
   const bool all = fewer.axes.empty();
   ir::Graph spec = full_spec;
   frontend::Plan plan = fewer.plan;
-  prove::LinkedPlan linked = known.linked ? *known.linked : prove::link_plan(plan);
+  exec::LinkedPlan linked = known.linked ? *known.linked : exec::link_plan(plan);
   prove::BoundPlan bound = all && !fewer.micro_batch_count ? full_bound : prove::BoundPlan{};
   Totals totals;
   std::optional<reduce::FewerRanks> cut;  // with fewer micro-batches: the bodies kept
@@ -491,7 +491,7 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
 // earlier try found they cannot be. `linked` links first.plan; what is found is kept for the
 // instances whose plan that is.
 std::optional<reduce::MicroBatches> choose_micro_batches(
-    reduce::FewerRanks& first, const prove::LinkedPlan& linked,
+    reduce::FewerRanks& first, const exec::LinkedPlan& linked,
     const std::map<std::string, std::string>& keep) {
   if (keep.count(reduce::kMicroBatches)) {
     first.kept.push_back("micro-batches keep their full count: " + keep.at(reduce::kMicroBatches));
@@ -582,14 +582,14 @@ void run(CheckResult& res, const std::string& spec_path, const std::string& shar
   // sum counts its ranks: check/counted_replicas.h), the axis keeps its ranks and the check
   // starts again.
   std::map<std::string, std::string> keep;
-  std::optional<prove::LinkedPlan> full_linked;
+  std::optional<exec::LinkedPlan> full_linked;
   for (;;) {
     reduce::FewerRanks first = options.reduce ? reduce::choose_fewer_ranks(full_plan, keep)
                                               : reduce::all_ranks(full_plan);
-    std::optional<prove::LinkedPlan> first_linked;  // first.plan linked, when it has fewer ranks
-    if (first.axes.empty() && !full_linked) full_linked = prove::link_plan(full_plan);
-    if (!first.axes.empty()) first_linked = prove::link_plan(first.plan);
-    const prove::LinkedPlan& linked = first_linked ? *first_linked : *full_linked;
+    std::optional<exec::LinkedPlan> first_linked;  // first.plan linked, when it has fewer ranks
+    if (first.axes.empty() && !full_linked) full_linked = exec::link_plan(full_plan);
+    if (!first.axes.empty()) first_linked = exec::link_plan(first.plan);
+    const exec::LinkedPlan& linked = first_linked ? *first_linked : *full_linked;
     std::optional<reduce::MicroBatches> micro;
     if (options.reduce) micro = choose_micro_batches(first, linked, keep);
     const FullPlan full{full_spec, full_plan, full_bound,
@@ -607,8 +607,8 @@ CheckResult check(const std::string& spec_path, const std::string& shards_dir,
                   const CheckOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   CheckResult res;
-  prove::set_memory_limit(options.max_memory ? options.max_memory
-                                             : prove::physical_bytes() / 100 * 85);
+  exec::set_memory_limit(options.max_memory ? options.max_memory
+                                             : exec::physical_bytes() / 100 * 85);
   try {
     run(res, spec_path, shards_dir, options);
   } catch (const InternalError& e) {

@@ -55,13 +55,13 @@ std::optional<size_t> common_term(solver::Context& ctx, const std::vector<const 
 }  // namespace
 
 std::optional<std::string> counted_replica_sum(solver::Context& ctx, const frontend::Plan& plan,
-                                               const LinkedPlan& linked,
-                                               const std::vector<Env>& envs,
+                                               const exec::LinkedPlan& linked,
+                                               const std::vector<exec::Env>& envs,
                                                const std::vector<std::string>& axes) {
   if (!plan.mesh || axes.empty()) return std::nullopt;
   const std::vector<size_t> idx = axis_indices(*plan.mesh, axes);
-  for (const Step& step : linked.steps) {
-    if (step.kind != Step::Kind::Collective) continue;
+  for (const exec::Step& step : linked.steps) {
+    if (step.kind != exec::Step::Kind::Collective) continue;
     const ir::CommOp& op = step.members[0].comm;
     // A gather or an exchange does not add, but what it brings together is added up later
     // (AllGather then ReduceSum over the gathered axis is a sum over ranks written by hand), so a
@@ -89,7 +89,7 @@ std::optional<std::string> counted_replica_sum(solver::Context& ctx, const front
 
 std::optional<std::string> counted_partial_sum(solver::Context& ctx, const frontend::Plan& plan,
                                                const std::vector<Obligation>& obs,
-                                               const std::vector<Env>& envs,
+                                               const std::vector<exec::Env>& envs,
                                                const std::vector<std::string>& axes) {
   if (!plan.mesh || axes.empty()) return std::nullopt;
   const std::vector<size_t> idx = axis_indices(*plan.mesh, axes);
@@ -115,7 +115,7 @@ std::optional<std::string> counted_partial_sum(solver::Context& ctx, const front
 }
 
 std::optional<std::string> counted_micro_batch_sum(
-    solver::Context& ctx, const frontend::Plan& plan, const std::vector<Env>& envs,
+    solver::Context& ctx, const frontend::Plan& plan, const std::vector<exec::Env>& envs,
     const std::vector<std::vector<std::string>>& totals, size_t bodies) {
   for (int64_t r = 0; r < plan.world_size; ++r) {
     const size_t p = plan.rank_program[size_t(r)];

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "check/executor.h"
-#include "check/linker.h"
+#include "exec/executor.h"
+#include "exec/linker.h"
 #include "check/obligations.h"
 #include "frontend/plan.h"
 #include "solver/context.h"
@@ -29,22 +29,22 @@ struct CountedReplicas {
 // `axes` (mesh axes of plan.mesh) has a term common to every member's input: "rank3.onnx:
 // AllReduce node '/x' (element 5)". nullopt when none has.
 std::optional<std::string> counted_replica_sum(solver::Context& ctx, const frontend::Plan& plan,
-                                               const LinkedPlan& linked,
-                                               const std::vector<Env>& envs,
+                                               const exec::LinkedPlan& linked,
+                                               const std::vector<exec::Env>& envs,
                                                const std::vector<std::string>& axes);
 
 // The same for an output bound as a partial set whose members span one of `axes`: the spec
 // value is the members' sum, so a term every member holds counts them.
 std::optional<std::string> counted_partial_sum(solver::Context& ctx, const frontend::Plan& plan,
                                                const std::vector<Obligation>& obs,
-                                               const std::vector<Env>& envs,
+                                               const std::vector<exec::Env>& envs,
                                                const std::vector<std::string>& axes);
 
 // The same for the sums of one value per micro-batch that a plan with fewer micro-batches
 // holds (reduce/micro_batches.h): `totals[p]` names the outputs of program p's sums, whose
 // first `bodies` inputs are the bodies' values (a shared value the chain starts from follows).
 std::optional<std::string> counted_micro_batch_sum(
-    solver::Context& ctx, const frontend::Plan& plan, const std::vector<Env>& envs,
+    solver::Context& ctx, const frontend::Plan& plan, const std::vector<exec::Env>& envs,
     const std::vector<std::vector<std::string>>& totals, size_t bodies);
 
 }  // namespace onnx_tv::prove

@@ -100,14 +100,14 @@ bool products_count(solver::Context& ctx, const ir::Tensor& a, size_t ax, const 
 }  // namespace
 
 void confirm_sums(solver::Context& ctx, const std::vector<reduce::SumSite>& sites,
-                  const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
-                  const std::vector<Env>& envs) {
+                  const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
+                  const std::vector<exec::Env>& envs) {
   // The node producing each output, per program (rewriting moves nodes, not their outputs).
   std::map<const ir::Graph*, std::unordered_map<std::string, size_t>> producers;
   size_t budget = kProductBudget;
   for (const reduce::SumSite& s : sites) {
     const ir::Graph& g = s.rank < 0 ? spec : plan.program_of(s.rank);
-    const Env& env = s.rank < 0 ? spec_env : envs[size_t(s.rank)];
+    const exec::Env& env = s.rank < 0 ? spec_env : envs[size_t(s.rank)];
     auto [at, fresh] = producers.try_emplace(&g);
     if (fresh)
       for (size_t i = 0; i < g.nodes.size(); ++i)

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "check/executor.h"
+#include "exec/executor.h"
 #include "frontend/plan.h"
 #include "ir/graph.h"
 #include "reduce/sum_site.h"
@@ -27,7 +27,7 @@ struct CountedSum {
 // addends are the products of its factors along the axis; products of more terms than a
 // budget allows are taken to count (the axis is then kept whole, which is always sound).
 void confirm_sums(solver::Context& ctx, const std::vector<reduce::SumSite>& sites,
-                  const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
-                  const std::vector<Env>& envs);
+                  const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
+                  const std::vector<exec::Env>& envs);
 
 }  // namespace onnx_tv::prove

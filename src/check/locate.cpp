@@ -81,17 +81,17 @@ void add_node(Dataflow& df, int64_t rank, const ir::Node& node, size_t index,
 }
 
 Dataflow build_dataflow(const ir::Graph& spec, const frontend::Plan& plan,
-                        const LinkedPlan& linked, const IsConstant& is_constant) {
+                        const exec::LinkedPlan& linked, const IsConstant& is_constant) {
   Dataflow df;
   for (size_t i = 0; i < spec.nodes.size(); ++i) add_node(df, -1, spec.nodes[i], i, is_constant);
-  for (const Step& s : linked.steps) {
-    if (s.kind == Step::Kind::Node) {
+  for (const exec::Step& s : linked.steps) {
+    if (s.kind == exec::Step::Kind::Node) {
       const auto& m = s.members[0];
       add_node(df, m.rank, plan.program_of(m.rank).nodes[m.node_index], m.node_index,
                is_constant);
       continue;
     }
-    const bool sums = s.kind == Step::Kind::Collective &&
+    const bool sums = s.kind == exec::Step::Kind::Collective &&
                       (s.members[0].comm.kind == ir::CommKind::AllReduce ||
                        s.members[0].comm.kind == ir::CommKind::ReduceScatter) &&
                       s.members[0].comm.reduce == ir::ReduceOp::Sum;
@@ -110,8 +110,8 @@ Dataflow build_dataflow(const ir::Graph& spec, const frontend::Plan& plan,
   return df;
 }
 
-const ir::Tensor* tensor_of(const TensorKey& k, const Env& spec_env, const std::vector<Env>& envs) {
-  const Env& env = k.first < 0 ? spec_env : envs[k.first];
+const ir::Tensor* tensor_of(const TensorKey& k, const exec::Env& spec_env, const std::vector<exec::Env>& envs) {
+  const exec::Env& env = k.first < 0 ? spec_env : envs[k.first];
   auto it = env.values.find(k.second);
   return it == env.values.end() ? nullptr : &it->second;
 }
@@ -124,7 +124,7 @@ bool all_in(const solver::Context& ctx, const ir::Tensor* t, const ValueSet& set
   return true;
 }
 
-ValueSet values_of(const Env& env) {
+ValueSet values_of(const exec::Env& env) {
   ValueSet s;
   for (const auto& [name, t] : env.values)
     for (const auto& v : t.data)
@@ -153,7 +153,7 @@ std::vector<bool> cone(const Dataflow& df, const std::vector<size_t>& roots) {
 // wrong (but valid) tensor then shows where it happens. Names only ever tighten a match.
 class Namesakes {
  public:
-  Namesakes(const ir::Graph& spec, const Env& spec_env) : spec_env_(spec_env) {
+  Namesakes(const ir::Graph& spec, const exec::Env& spec_env) : spec_env_(spec_env) {
     for (const auto& node : spec.nodes)
       if (!node.name.empty()) outputs_[node.name] = &node.outputs;
   }
@@ -182,7 +182,7 @@ class Namesakes {
   }
 
  private:
-  const Env& spec_env_;
+  const exec::Env& spec_env_;
   std::map<std::string, const std::vector<std::string>*> outputs_;
   std::map<std::string, ValueSet> cache_;
 };
@@ -192,12 +192,12 @@ class Namesakes {
 // a complete set of addends that no collective adds up.
 class PartialProbe {
  public:
-  PartialProbe(solver::Context& ctx, const LinkedPlan& linked, const ValueSet& spec_values,
-               const Env& spec_env, const std::vector<Env>& envs)
+  PartialProbe(solver::Context& ctx, const exec::LinkedPlan& linked, const ValueSet& spec_values,
+               const exec::Env& spec_env, const std::vector<exec::Env>& envs)
       : ctx_(ctx), spec_values_(spec_values), spec_env_(spec_env), envs_(envs) {
     std::set<std::vector<int64_t>> seen;
-    for (const Step& s : linked.steps) {
-      if (s.kind != Step::Kind::Collective) continue;
+    for (const exec::Step& s : linked.steps) {
+      if (s.kind != exec::Step::Kind::Collective) continue;
       std::vector<int64_t> g;
       for (const auto& m : s.members) g.push_back(m.rank);
       if (seen.insert(g).second) groups_.push_back(g);
@@ -232,14 +232,14 @@ class PartialProbe {
  private:
   solver::Context& ctx_;
   const ValueSet& spec_values_;
-  const Env& spec_env_;
-  const std::vector<Env>& envs_;
+  const exec::Env& spec_env_;
+  const std::vector<exec::Env>& envs_;
   std::vector<std::vector<int64_t>> groups_;
 };
 
 std::optional<size_t> first_unexplained(const solver::Context& ctx, const Dataflow& df, const std::vector<size_t>& roots,
                                         bool spec_side, const ValueSet& other,
-                                        const Env& spec_env, const std::vector<Env>& envs,
+                                        const exec::Env& spec_env, const std::vector<exec::Env>& envs,
                                         const std::set<size_t>& addends,
                                         PartialProbe* probe, Namesakes* names,
                                         const frontend::Plan* plan) {
@@ -313,8 +313,8 @@ NodeRef node_ref(const Dataflow& df, size_t t, const ir::Graph& spec, const fron
 
 }  // namespace
 
-Location locate(solver::Context& ctx, const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
-                const LinkedPlan& linked, const std::vector<Env>& envs,
+Location locate(solver::Context& ctx, const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
+                const exec::LinkedPlan& linked, const std::vector<exec::Env>& envs,
                 const std::vector<Obligation>& obligations, size_t failing) {
   auto is_constant = [&](int64_t rank, const std::string& name) {
     const ir::Tensor* t = tensor_of({rank, name}, spec_env, envs);
@@ -326,7 +326,7 @@ Location locate(solver::Context& ctx, const ir::Graph& spec, const Env& spec_env
   Dataflow df = build_dataflow(spec, plan, linked, is_constant);
   const Obligation& ob = obligations[failing];
   ValueSet spec_values = values_of(spec_env), rank_values;
-  for (const Env& env : envs) {
+  for (const exec::Env& env : envs) {
     ValueSet s = values_of(env);
     rank_values.insert(s.begin(), s.end());
   }

@@ -18,8 +18,8 @@
 // recover. This only names places for the report; the verdict never depends on it.
 #include <optional>
 
-#include "check/executor.h"
-#include "check/linker.h"
+#include "exec/executor.h"
+#include "exec/linker.h"
 #include "check/obligations.h"
 #include "check/result.h"
 
@@ -30,8 +30,8 @@ struct Location {
   std::optional<NodeRef> rank_node;
 };
 
-Location locate(solver::Context& ctx, const ir::Graph& spec, const Env& spec_env, const frontend::Plan& plan,
-                const LinkedPlan& linked, const std::vector<Env>& envs,
+Location locate(solver::Context& ctx, const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
+                const exec::LinkedPlan& linked, const std::vector<exec::Env>& envs,
                 const std::vector<Obligation>& obligations, size_t failing);
 
 }  // namespace onnx_tv::prove

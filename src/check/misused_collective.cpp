@@ -33,7 +33,7 @@ bool reduces(ir::CommKind k) {
 
 // The tensor `name` was taken from by ops that only move or select data (a Slice of a chunk, a
 // Reshape), on `rank`; itself when it was computed.
-std::string moved_from(const frontend::Plan& plan, const Env& env, int64_t rank,
+std::string moved_from(const frontend::Plan& plan, const exec::Env& env, int64_t rank,
                        const std::string& name) {
   static const std::set<std::string> movers = {"Identity", "Reshape", "Flatten", "Squeeze",
                                                "Unsqueeze", "Cast", "Transpose", "Slice",
@@ -46,7 +46,7 @@ std::string moved_from(const frontend::Plan& plan, const Env& env, int64_t rank,
 }
 
 // Whether the members' `names` tensors add up, element for element, to spec values.
-bool adds_up(solver::Context& ctx, const Step& s, const std::vector<Env>& envs,
+bool adds_up(solver::Context& ctx, const exec::Step& s, const std::vector<exec::Env>& envs,
              const std::vector<std::string>& names, ScaledIndex& index) {
   std::vector<const ir::Tensor*> ins;
   for (size_t k = 0; k < s.members.size(); ++k) {
@@ -69,13 +69,13 @@ bool adds_up(solver::Context& ctx, const Step& s, const std::vector<Env>& envs,
 }  // namespace
 
 std::optional<MisusedCollective> find_misused_collective(
-    solver::Context& ctx, const frontend::Plan& plan, const LinkedPlan& linked,
-    const std::vector<Env>& envs,
+    solver::Context& ctx, const frontend::Plan& plan, const exec::LinkedPlan& linked,
+    const std::vector<exec::Env>& envs,
     const std::unordered_set<solver::Value, solver::ValueHash>& spec_values, const OnPath& on_path) {
   std::optional<ScaledIndex> index;
-  for (const Step& s : linked.steps) {
-    if (s.kind != Step::Kind::Collective || reduces(s.members[0].comm.kind)) continue;
-    const Step::Member* mine = nullptr;
+  for (const exec::Step& s : linked.steps) {
+    if (s.kind != exec::Step::Kind::Collective || reduces(s.members[0].comm.kind)) continue;
+    const exec::Step::Member* mine = nullptr;
     for (const auto& m : s.members)
       if (!m.comm.output.empty() && on_path(m.rank, m.comm.output)) {
         mine = &m;

@@ -11,8 +11,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "check/executor.h"
-#include "check/linker.h"
+#include "exec/executor.h"
+#include "exec/linker.h"
 #include "solver/context.h"
 
 namespace onnx_tv::prove {
@@ -26,8 +26,8 @@ struct MisusedCollective {
 using OnPath = std::function<bool(int64_t rank, const std::string& tensor)>;
 
 std::optional<MisusedCollective> find_misused_collective(
-    solver::Context& ctx, const frontend::Plan& plan, const LinkedPlan& linked,
-    const std::vector<Env>& envs,
+    solver::Context& ctx, const frontend::Plan& plan, const exec::LinkedPlan& linked,
+    const std::vector<exec::Env>& envs,
     const std::unordered_set<solver::Value, solver::ValueHash>& spec_values, const OnPath& on_path);
 
 }  // namespace onnx_tv::prove

@@ -34,8 +34,8 @@ int64_t spec_offset(const ir::Shape& spec_shape, const frontend::Region& r, int6
 }  // namespace
 
 std::vector<Obligation> build_obligations(const ir::Graph& spec, const frontend::Plan& plan,
-                                          const BoundPlan& bound, const Env& spec_env,
-                                          const std::vector<Env>& envs,
+                                          const BoundPlan& bound, const exec::Env& spec_env,
+                                          const std::vector<exec::Env>& envs,
                                           std::vector<std::string>& unused) {
   std::vector<Obligation> obs;
   std::map<std::tuple<std::string, std::vector<int64_t>, std::vector<int64_t>, std::string>,
@@ -92,14 +92,14 @@ std::vector<Obligation> build_obligations(const ir::Graph& spec, const frontend:
 }
 
 solver::Value plan_value(solver::Context& ctx, const Obligation& ob,
-                         const std::vector<Env>& envs, int64_t offset) {
+                         const std::vector<exec::Env>& envs, int64_t offset) {
   std::vector<solver::Value> parts;
   for (const auto* b : ob.members) parts.push_back(envs[b->rank].values.at(b->value).data[offset]);
   return parts.size() == 1 ? parts[0] : ctx.sum(parts);
 }
 
 std::vector<Failure> failures(solver::Context& ctx, const std::vector<Obligation>& obs,
-                              const Env& spec_env, const std::vector<Env>& envs,
+                              const exec::Env& spec_env, const std::vector<exec::Env>& envs,
                               const CompareValues& compare, int64_t& compared) {
   std::vector<Failure> out;
   for (size_t k = 0; k < obs.size(); ++k) {

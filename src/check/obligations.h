@@ -21,8 +21,8 @@ struct Obligation {
 // when a spec output is not covered element for element, or a rank value has the wrong shape.
 // Rank graph outputs that no binding names are returned in `unused`.
 std::vector<Obligation> build_obligations(const ir::Graph& spec, const frontend::Plan& plan,
-                                          const BoundPlan& bound, const Env& spec_env,
-                                          const std::vector<Env>& envs,
+                                          const BoundPlan& bound, const exec::Env& spec_env,
+                                          const std::vector<exec::Env>& envs,
                                           std::vector<std::string>& unused);
 
 // How two values whose canonical forms differ compare (they may still be equal where the sides
@@ -50,11 +50,11 @@ struct Failure {
 // witness nor expanding definitions shows; the rest go to `compare`. An undecided element does not end an obligation's scan:
 // a later element may still be refuted, which is what a verdict needs.
 std::vector<Failure> failures(solver::Context& ctx, const std::vector<Obligation>& obs,
-                              const Env& spec_env, const std::vector<Env>& envs,
+                              const exec::Env& spec_env, const std::vector<exec::Env>& envs,
                               const CompareValues& compare, int64_t& compared);
 
 // The value of an obligation's plan side at one region offset.
 solver::Value plan_value(solver::Context& ctx, const Obligation& ob,
-                         const std::vector<Env>& envs, int64_t offset);
+                         const std::vector<exec::Env>& envs, int64_t offset);
 
 }  // namespace onnx_tv::prove

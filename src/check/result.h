@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "reduce/reduced_dim.h"
+
 namespace onnx_tv {
 
 // Exit codes of plan-format section 6.
@@ -58,18 +60,8 @@ struct CheckStats {
   double seconds = 0;
 };
 
-// One factor of a spec input dimension in the reduced instance.
-struct ReducedFactor {
-  int64_t full = 0, reduced = 0;
-  std::string why;  // why it keeps its full size; "" when reduced
-};
-
-struct ReducedDim {
-  std::string value;  // a spec input (or a constant table the reduction made one)
-  int64_t axis = 0;
-  int64_t full = 0, reduced = 0;
-  std::vector<ReducedFactor> factors;
-};
+using reduce::ReducedDim;
+using reduce::ReducedFactor;
 
 // What shape reduction did: the instance actually proven, or why the check ran at full size.
 struct Reduction {

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <set>
 
-#include "check/executor.h"
+#include "exec/executor.h"
 #include "common/errors.h"
 #include "frontend/model_loader.h"
 #include "frontend/tensor_file.h"
@@ -82,7 +82,7 @@ std::string first_unsupported_op(const ir::Graph& g) {
 
 std::vector<NumericTensor> evaluate(const ir::Graph& g, const std::vector<InputTensor>& inputs) {
   solver::Context ctx;
-  prove::Env env;
+  exec::Env env;
   auto bound = bind_inputs(g, inputs);
   try {
     for (const auto& [name, c] : g.initializers) env.values[name] = ir::to_tensor(ctx, c);
@@ -91,7 +91,7 @@ std::vector<NumericTensor> evaluate(const ir::Graph& g, const std::vector<InputT
     e.add_context(g.file + ": inputs");
     throw;
   }
-  prove::run_graph(ctx, g, env);
+  exec::run_graph(ctx, g, env);
 
   // Constant inputs leave no symbol in any value; meeting one would be a bug.
   solver::Evaluator ev(ctx, [](const std::string& s) -> solver::Rational {

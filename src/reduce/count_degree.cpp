@@ -188,7 +188,7 @@ class Walker {
 }  // namespace
 
 void check_count_degrees(Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
-                         const prove::LinkedPlan& linked, const std::vector<BoundRegion>& bound,
+                         const exec::LinkedPlan& linked, const std::vector<BoundRegion>& bound,
                          const std::vector<std::vector<std::string>>& totals) {
   std::vector<Var> counts;
   std::vector<std::string> names;
@@ -217,8 +217,8 @@ void check_count_degrees(Inference& inf, const ir::Graph& spec, const frontend::
   std::vector<std::set<std::string>> total_set(plan.programs.size());
   for (size_t p = 0; p < totals.size() && p < total_set.size(); ++p)
     total_set[p].insert(totals[p].begin(), totals[p].end());
-  for (const prove::Step& step : linked.steps) {
-    if (step.kind == prove::Step::Kind::Node) {
+  for (const exec::Step& step : linked.steps) {
+    if (step.kind == exec::Step::Kind::Node) {
       const int64_t r = step.members[0].rank;
       ProgramDims& p = inf.ranks[size_t(r)];
       const size_t i = step.members[0].node_index;
@@ -242,7 +242,7 @@ void check_count_degrees(Inference& inf, const ir::Graph& spec, const frontend::
       for (size_t k = 0; k < w.size(); ++k)
         if (it->second.d[k] > d.d[k]) d.d[k] = it->second.d[k], d.why[k] = it->second.why[k];
     }
-    if (step.kind == prove::Step::Kind::Collective) {
+    if (step.kind == exec::Step::Kind::Collective) {
       const ir::CommOp& op = step.members[0].comm;
       const ProgramDims& p0 = inf.ranks[size_t(step.members[0].rank)];
       const std::string here = where(p0, step.members[0].node_index);

@@ -96,12 +96,12 @@ void fix_spanned(Inference& inf, const std::vector<int64_t>& group, const std::s
   for (size_t a : spanned_axes(inf, group)) inf.dims.fix(inf.mesh_counts[a], why);
 }
 
-void run_comm(Inference& inf, const frontend::Plan& plan, const prove::Step& step) {
+void run_comm(Inference& inf, const frontend::Plan& plan, const exec::Step& step) {
   using ir::CommKind;
   const auto& first = step.members[0];
   ProgramDims& p0 = inf.ranks[size_t(first.rank)];
   const std::string here = where(p0, first.node_index);
-  if (step.kind == prove::Step::Kind::P2P) {
+  if (step.kind == exec::Step::Kind::P2P) {
     const auto& send = step.members[0];
     const auto& recv = step.members[1];
     fix_spanned(inf, {send.rank, recv.rank}, here + " sends along it");
@@ -260,7 +260,7 @@ void bind_region(Inference& inf, const DimShape& spec, const DimShape& rank,
 }
 
 void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
-                   const prove::LinkedPlan& linked, const FewerRanks& fewer,
+                   const exec::LinkedPlan& linked, const FewerRanks& fewer,
                    std::vector<BoundRegion>& bound) {
   inf.full_mesh = fewer.full_mesh;
   inf.original = fewer.original;
@@ -304,8 +304,8 @@ void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& 
     p.label = "rank " + std::to_string(r) + " (" + p.graph->file + ")";
     start_program(inf, p, rank_bound[size_t(r)]);
   }
-  for (const prove::Step& step : linked.steps) {
-    if (step.kind == prove::Step::Kind::Node) {
+  for (const exec::Step& step : linked.steps) {
+    if (step.kind == exec::Step::Kind::Node) {
       ProgramDims& p = inf.ranks[size_t(step.members[0].rank)];
       const size_t i = step.members[0].node_index;
       run_node(inf, p, i);

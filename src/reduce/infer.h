@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "check/linker.h"
+#include "exec/linker.h"
 #include "frontend/plan.h"
 #include "ir/graph.h"
 #include "reduce/dims.h"

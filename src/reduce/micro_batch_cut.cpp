@@ -13,7 +13,7 @@ namespace {
 // both plans has the same key.
 using StepKey = std::vector<std::pair<int64_t, size_t>>;
 
-StepKey key_of(const prove::Step& step, const std::vector<std::vector<size_t>>* original,
+StepKey key_of(const exec::Step& step, const std::vector<std::vector<size_t>>* original,
                const frontend::Plan& plan) {
   StepKey k;
   for (const auto& m : step.members) {
@@ -28,7 +28,7 @@ StepKey key_of(const prove::Step& step, const std::vector<std::vector<size_t>>* 
 }  // namespace
 
 std::optional<MicroBatchCut> cut_micro_batches(const frontend::Plan& plan,
-                                               const prove::LinkedPlan& linked,
+                                               const exec::LinkedPlan& linked,
                                                const MicroBatches& mb, int64_t keep) {
   ONNX_TV_ASSERT(mb.count > keep && keep >= 1, "cutting micro-batches: " + std::to_string(keep) +
                                                    " of " + std::to_string(mb.count));
@@ -103,15 +103,15 @@ std::optional<MicroBatchCut> cut_micro_batches(const frontend::Plan& plan,
   // The bodies kept must talk to each other exactly as in the full plan: each collective and
   // Send/Recv of the cut plan is one of the full plan's, member for member.
   try {
-    out.linked = prove::link_plan(out.plan);
+    out.linked = exec::link_plan(out.plan);
   } catch (const InputError&) {  // an op left without its partner: the bodies talk across
     return std::nullopt;
   }
   std::set<StepKey> full;
   for (const auto& s : linked.steps)
-    if (s.kind != prove::Step::Kind::Node) full.insert(key_of(s, nullptr, plan));
+    if (s.kind != exec::Step::Kind::Node) full.insert(key_of(s, nullptr, plan));
   for (const auto& s : out.linked.steps)
-    if (s.kind != prove::Step::Kind::Node && !full.count(key_of(s, &original, out.plan)))
+    if (s.kind != exec::Step::Kind::Node && !full.count(key_of(s, &original, out.plan)))
       return std::nullopt;
   return out;
 }

@@ -62,7 +62,7 @@ std::map<std::string, Piece> families_of(const frontend::Plan& plan, int64_t r, 
 
 }  // namespace
 
-MicroBatches find_micro_batches(const frontend::Plan& plan, const prove::LinkedPlan& linked) {
+MicroBatches find_micro_batches(const frontend::Plan& plan, const exec::LinkedPlan& linked) {
   MicroBatches mb;
   const size_t ranks = size_t(plan.world_size);
   std::vector<Coloured> cs(ranks);
@@ -109,9 +109,9 @@ MicroBatches find_micro_batches(const frontend::Plan& plan, const prove::LinkedP
     for (const auto& o : cs[r].g->nodes[i].outputs)
       if (!o.empty() && popcount(c)) cs[r].colour[o] = c;
   };
-  for (const prove::Step& step : linked.steps) {
+  for (const exec::Step& step : linked.steps) {
     Colour c;
-    if (step.kind == prove::Step::Kind::P2P) {
+    if (step.kind == exec::Step::Kind::P2P) {
       const auto& send = step.members[0];
       c = inputs_colour(size_t(send.rank), cs[size_t(send.rank)].g->nodes[send.node_index]);
     } else {

@@ -81,7 +81,7 @@ void check_declared(Inference& inf, ProgramDims& p) {
   });
 }
 
-Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::LinkedPlan& linked,
+Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const exec::LinkedPlan& linked,
               const FewerRanks& fewer, const std::map<std::string, std::string>* counted_sums) {
   Inference inf;
   inf.counted_sums = counted_sums;
@@ -178,7 +178,7 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const prove::Li
 }  // namespace
 
 Outcome reduce_plan(const ir::Graph& spec, const FewerRanks& fewer,
-                    const prove::LinkedPlan& linked,
+                    const exec::LinkedPlan& linked,
                     const std::map<std::string, std::string>* counted_sums) {
   Outcome o;
   try {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "check/linker.h"
-#include "check/result.h"
+#include "exec/linker.h"
+#include "reduce/reduced_dim.h"
 #include "frontend/plan.h"
 #include "ir/graph.h"
 #include "reduce/mesh_axes.h"
@@ -46,7 +46,7 @@ struct Outcome {
 // again keeping it. `counted_sums` holds the sum sites (counted_sum_key) an earlier instance
 // found counting their axis, which keep it whole.
 Outcome reduce_plan(const ir::Graph& spec, const FewerRanks& fewer,
-                    const prove::LinkedPlan& linked,
+                    const exec::LinkedPlan& linked,
                     const std::map<std::string, std::string>* counted_sums = nullptr);
 
 }  // namespace onnx_tv::reduce

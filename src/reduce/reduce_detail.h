@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "check/linker.h"
+#include "exec/linker.h"
 #include "frontend/plan.h"
 #include "reduce/infer.h"
 #include "reduce/mesh_axes.h"
@@ -33,7 +33,7 @@ void bind_region(Inference& inf, const DimShape& spec, const DimShape& rank,
 // `plan` holds the ranks `fewer` kept; binding regions and the counts of collectives' groups
 // are those of the full plan.
 void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
-                   const prove::LinkedPlan& linked, const FewerRanks& fewer,
+                   const exec::LinkedPlan& linked, const FewerRanks& fewer,
                    std::vector<BoundRegion>& bound);
 
 // The mesh axes (of the full mesh) on which the members of a group of kept ranks differ, in
@@ -45,7 +45,7 @@ std::vector<size_t> spanned_axes(const Inference& inf, const std::vector<int64_t
 // (count_degree.cpp, docs/shape-reduction.md "Why 2 and 3"). `totals` names, per program, the
 // outputs of the sums over micro-batches.
 void check_count_degrees(Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
-                         const prove::LinkedPlan& linked, const std::vector<BoundRegion>& bound,
+                         const exec::LinkedPlan& linked, const std::vector<BoundRegion>& bound,
                          const std::vector<std::vector<std::string>>& totals);
 
 // Throws KeepRanks for an axis chosen to shrink whose count of ranks is no longer one

@@ -11,8 +11,8 @@ using solver::Value;
 
 struct Fixture {
   solver::Context ctx;
-  Env spec;
-  std::vector<Env> ranks{1};
+  exec::Env spec;
+  std::vector<exec::Env> ranks{1};
   std::vector<frontend::Binding> bindings;
   std::vector<Obligation> obs;
 

@@ -57,7 +57,7 @@ Outcome reduce_with(const std::map<std::string, int64_t>& counts) {
   const frontend::Plan full = two_axes_plan();
   const FewerRanks fewer = with_counts(full, choose_fewer_ranks(full, {}), counts);
   EXPECT_EQ(fewer.axes, (std::vector<std::string>{"dp", "tp"}));
-  return reduce_plan(two_axes_spec(), fewer, prove::link_plan(fewer.plan));
+  return reduce_plan(two_axes_spec(), fewer, exec::link_plan(fewer.plan));
 }
 
 TEST(FewerRanksCounts, MergedCountsWithDifferentRanksKeptAreRefused) {

@@ -110,7 +110,7 @@ frontend::Plan accumulating(const Edit& e = {}) {
 }
 
 MicroBatches find(const frontend::Plan& plan) {
-  return find_micro_batches(plan, prove::link_plan(plan));
+  return find_micro_batches(plan, exec::link_plan(plan));
 }
 
 TEST(MicroBatches, BodiesOfAnAccumulatingProgram) {
@@ -130,7 +130,7 @@ TEST(MicroBatches, BodiesOfAnAccumulatingProgram) {
 
 TEST(MicroBatches, CutKeepsTheFirstBodiesAndSumsThem) {
   const frontend::Plan plan = accumulating();
-  const prove::LinkedPlan linked = prove::link_plan(plan);
+  const exec::LinkedPlan linked = exec::link_plan(plan);
   const MicroBatches mb = find_micro_batches(plan, linked);
   const auto cut = cut_micro_batches(plan, linked, mb, 2);
   ASSERT_TRUE(cut);
@@ -167,7 +167,7 @@ TEST(MicroBatches, ABodyDeclaringAnotherShapeIsNotCut) {
 // so the buffer is added once, in the full program and in the cut one.
 TEST(MicroBatches, AChainStartingFromABufferAddsItOnce) {
   const frontend::Plan plan = accumulating({.from_buffer = true});
-  const prove::LinkedPlan linked = prove::link_plan(plan);
+  const exec::LinkedPlan linked = exec::link_plan(plan);
   const MicroBatches mb = find_micro_batches(plan, linked);
   ASSERT_EQ(mb.count, 4) << mb.why_not;
   const ProgramBodies& p = *mb.programs[0];
@@ -184,7 +184,7 @@ TEST(MicroBatches, AChainStartingFromABufferAddsItOnce) {
 // as many as bodies kept in the cut.
 TEST(MicroBatches, AValueEveryBodyAddsStaysInTheBodies) {
   const frontend::Plan plan = accumulating({.buffer_per_body = true});
-  const prove::LinkedPlan linked = prove::link_plan(plan);
+  const exec::LinkedPlan linked = exec::link_plan(plan);
   const MicroBatches mb = find_micro_batches(plan, linked);
   ASSERT_EQ(mb.count, 4) << mb.why_not;
   const ProgramBodies& p = *mb.programs[0];
@@ -238,7 +238,7 @@ TEST(MicroBatches, APieceDeclaredOtherwiseIsNotCut) {
 
 TEST(MicroBatches, OutputPiecesAreCutWithTheirBodies) {
   const frontend::Plan plan = accumulating({.output_pieces = true});
-  const prove::LinkedPlan linked = prove::link_plan(plan);
+  const exec::LinkedPlan linked = exec::link_plan(plan);
   const MicroBatches mb = find_micro_batches(plan, linked);
   ASSERT_EQ(mb.count, 4) << mb.why_not;
   const auto cut = cut_micro_batches(plan, linked, mb, 2);
@@ -272,7 +272,7 @@ TEST(MicroBatches, SwappedOutputBindingsAreNotCut) {
 // partial sums that declare different shapes are not cut.
 TEST(MicroBatches, PartialSumsDeclarationsGoToTheTotal) {
   const frontend::Plan plan = accumulating({.partial_decls = 1, .total_inside = true});
-  const prove::LinkedPlan linked = prove::link_plan(plan);
+  const exec::LinkedPlan linked = exec::link_plan(plan);
   const MicroBatches mb = find_micro_batches(plan, linked);
   ASSERT_EQ(mb.count, 4) << mb.why_not;
   EXPECT_EQ(mb.programs[0]->totals[0].declared_from, "acc1");

@@ -161,7 +161,7 @@ frontend::Plan identity_plan(const ir::Graph& spec) {
 frontend::SliceEntry span(int64_t start, int64_t end) { return std::make_pair(start, end); }
 
 Outcome reduce_of(const ir::Graph& spec, const frontend::Plan& plan) {
-  const prove::LinkedPlan linked = prove::link_plan(plan);
+  const exec::LinkedPlan linked = exec::link_plan(plan);
   return reduce_plan(spec, all_ranks(plan), linked);
 }
 
@@ -250,22 +250,22 @@ std::unique_ptr<GraphRun> run_alone(const ir::Graph& g) {
     r->env.values[vi.name] = ir::make_tensor(vi.dtype, shape, std::move(data));
   }
   for (const auto& [name, c] : g.initializers) r->env.values[name] = ir::to_tensor(r->ctx, c);
-  prove::run_graph(r->ctx, g, r->env);
-  prove::check_declared_shapes(g, r->env);
+  exec::run_graph(r->ctx, g, r->env);
+  exec::check_declared_shapes(g, r->env);
   return r;
 }
 
 std::vector<std::string> differing_outputs(const ir::Graph& spec, const frontend::Plan& plan) {
-  const prove::LinkedPlan linked = prove::link_plan(plan);
+  const exec::LinkedPlan linked = exec::link_plan(plan);
   const prove::BoundPlan bound = prove::resolve_bindings(spec, plan);
   solver::Context ctx;
-  prove::Env spec_env = prove::spec_inputs(ctx, spec, bound);
-  prove::run_graph(ctx, spec, spec_env);
-  prove::check_declared_shapes(spec, spec_env);
-  std::vector<prove::Env> envs = prove::rank_inputs(ctx, plan, bound, spec_env);
-  prove::run_plan(ctx, plan, linked, envs);
+  exec::Env spec_env = prove::spec_inputs(ctx, spec, bound);
+  exec::run_graph(ctx, spec, spec_env);
+  exec::check_declared_shapes(spec, spec_env);
+  std::vector<exec::Env> envs = prove::rank_inputs(ctx, plan, bound, spec_env);
+  exec::run_plan(ctx, plan, linked, envs);
   for (int64_t r = 0; r < plan.world_size; ++r)
-    prove::check_declared_shapes(plan.program_of(r), envs[size_t(r)]);
+    exec::check_declared_shapes(plan.program_of(r), envs[size_t(r)]);
   std::vector<std::string> unused;
   auto obs = prove::build_obligations(spec, plan, bound, spec_env, envs, unused);
   // As the checker decides: a witness refutes, otherwise equal once products are expanded.

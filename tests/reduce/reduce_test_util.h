@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "check/executor.h"
-#include "check/linker.h"
+#include "exec/executor.h"
+#include "exec/linker.h"
 #include "frontend/plan.h"
 #include "ir/graph.h"
 #include "reduce/reduce.h"
@@ -112,7 +112,7 @@ std::vector<Span> spans(const frontend::Binding& b);
 // row-major order; initializers are their constants.
 struct GraphRun {
   solver::Context ctx;
-  prove::Env env;
+  exec::Env env;
   const ir::Tensor& at(const std::string& name) const { return env.values.at(name); }
   solver::Value sym(const std::string& input, int64_t flat) {
     return ctx.symbol(input + "[" + std::to_string(flat) + "]");

@@ -1,13 +1,13 @@
-#include "check/executor.h"
+#include "exec/executor.h"
 
 #include <algorithm>
 #include <chrono>
 
-#include "check/memory_limit.h"
+#include "exec/memory_limit.h"
 #include "common/errors.h"
 #include "ops/registry.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::exec {
 
 namespace {
 
@@ -124,4 +124,4 @@ void check_declared_shapes(const ir::Graph& g, const Env& env) {
   });
 }
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::exec

@@ -1,4 +1,4 @@
-#include "check/memory_limit.h"
+#include "exec/memory_limit.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 
 #include "common/errors.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::exec {
 
 size_t resident_bytes() {
   FILE* f = std::fopen("/proc/self/statm", "r");
@@ -38,4 +38,4 @@ void check_memory(size_t limit, const std::string& where) {
                     "; a plan with fewer micro-batches, layers or ranks per stage needs less");
 }
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::exec

@@ -1,4 +1,4 @@
-#include "check/linker.h"
+#include "exec/linker.h"
 
 #include <algorithm>
 #include <map>
@@ -8,7 +8,7 @@
 
 #include "common/errors.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::exec {
 
 namespace {
 
@@ -228,4 +228,4 @@ class Linker {
 
 LinkedPlan link_plan(const frontend::Plan& plan) { return Linker(plan).run(); }
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::exec

@@ -6,12 +6,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "check/linker.h"
+#include "exec/linker.h"
 #include "frontend/plan.h"
 #include "ir/graph.h"
 #include "solver/context.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::exec {
 
 // The values of one program (the spec, or one rank) and which node produced each.
 struct Env {
@@ -25,7 +25,7 @@ using TraceFn = std::function<void(const std::string& file, const std::string& n
 void set_trace(TraceFn fn);
 
 // Resident memory, in bytes, past which running a program stops with UNKNOWN (0: no limit;
-// check/memory_limit.h).
+// exec/memory_limit.h).
 void set_memory_limit(size_t bytes);
 
 using StepCallback = std::function<void(int64_t done, int64_t total)>;
@@ -52,4 +52,4 @@ void check_declared_shapes(const ir::Graph& g, const Env& env);
 std::vector<ir::Tensor> run_comm(solver::Context& ctx, const Step& step,
                                  const std::vector<const ir::Tensor*>& inputs);
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::exec

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <string>
 
-namespace onnx_tv::prove {
+namespace onnx_tv::exec {
 
 // Resident memory of this process and physical memory of the machine, in bytes (0 where the
 // system does not say).
@@ -17,4 +17,4 @@ size_t physical_bytes();
 // Cheap enough to call once per node: it reads the system's figure only every 256 calls.
 void check_memory(size_t limit, const std::string& where);
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::exec

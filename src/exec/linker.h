@@ -11,7 +11,7 @@
 #include "frontend/plan.h"
 #include "ir/comm.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::exec {
 
 // One step of the joint schedule: a plain node of one rank, a collective instance (one node
 // on each member), or a Send paired with its Recv.
@@ -36,4 +36,4 @@ struct LinkedPlan {
 // Send/Recv, and dependency cycles across ranks.
 LinkedPlan link_plan(const frontend::Plan& plan);
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::exec

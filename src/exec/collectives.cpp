@@ -1,9 +1,9 @@
 // The meaning of each communication op (plan-format section 5) on symbolic tensors.
-#include "check/executor.h"
+#include "exec/executor.h"
 #include "common/errors.h"
 #include "ir/tensor_util.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::exec {
 
 namespace {
 
@@ -123,4 +123,4 @@ std::vector<ir::Tensor> run_comm(solver::Context& ctx, const Step& step,
   return outs;  // in group order, as the step's members are
 }
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::exec
