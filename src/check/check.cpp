@@ -124,6 +124,40 @@ void explain_failure(CheckResult& res, solver::Context& ctx, prove::WitnessSearc
   res.mismatch = std::move(m);
 }
 
+// Orders the failures, names every refuted spec output, and explains the first.
+void report_failures(CheckResult& res, solver::Context& ctx, prove::WitnessSearch& search,
+                     const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
+                     const exec::LinkedPlan& linked, const std::vector<exec::Env>& envs,
+                     const std::vector<prove::Obligation>& obs,
+                     std::vector<prove::Failure>& failed) {
+  // Explain the earliest refuted spec output (in the spec's output order), else the earliest
+  // undecided one: outputs come loss first in training graphs, and the first is what a user
+  // looks at. Bindings on spec inputs or initializers come after every output.
+  std::unordered_map<std::string, size_t> output_index;
+  for (size_t i = 0; i < spec.outputs.size(); ++i) output_index.emplace(spec.outputs[i].name, i);
+  auto position = [&](const prove::Failure& f) {
+    auto it = output_index.find(obs[f.obligation].spec);
+    return it == output_index.end() ? spec.outputs.size() : it->second;
+  };
+  // An undecided output ahead of every refuted one gets the explanation's longer witness
+  // search first, so that the report names it when it is wrong too.
+  size_t first_refuted = spec.outputs.size() + 1;
+  for (const auto& f : failed)
+    if (f.refuted) first_refuted = std::min(first_refuted, position(f));
+  for (auto& f : failed)
+    if (!f.refuted && position(f) < first_refuted)
+      f.refuted = search.refutes(f.spec_value, f.plan_value, 64);
+  std::stable_sort(failed.begin(), failed.end(), [&](const auto& x, const auto& y) {
+    return std::pair{!x.refuted, position(x)} < std::pair{!y.refuted, position(y)};
+  });
+  for (const auto& f : failed)
+    if (f.refuted && std::find(res.failing_outputs.begin(), res.failing_outputs.end(),
+                               obs[f.obligation].spec) == res.failing_outputs.end())
+      res.failing_outputs.push_back(obs[f.obligation].spec);
+  // Every undecided failure has had the full search: the first is refuted, or none is.
+  explain_failure(res, ctx, search, spec, spec_env, plan, linked, envs, obs, failed[0]);
+}
+
 // One line on what a refutation found, for a message that cannot report it as a verdict.
 std::string refutation_summary(const CheckResult& res) {
   if (!res.mismatch) return "";
@@ -303,41 +337,14 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
   // The instance's verdict, either way, stands for the full size only where no sum along a
   // shrunk axis counted its elements: a count of the instance's size can make a correct plan
   // differ (the spec's softmax(x - x) against the constant 1/n) as well as a wrong one agree.
-  if (failed.empty()) {
-    if (totals.sum_sites) prove::confirm_sums(ctx, *totals.sum_sites, spec, spec_env, plan, envs);
+  if (failed.empty())
     res.verdict = Verdict::Equivalent;
-    return;
-  }
-  // Explain the earliest refuted spec output (in the spec's output order), else the earliest
-  // undecided one: outputs come loss first in training graphs, and the first is what a user
-  // looks at. Bindings on spec inputs or initializers come after every output.
-  std::unordered_map<std::string, size_t> output_index;
-  for (size_t i = 0; i < spec.outputs.size(); ++i) output_index.emplace(spec.outputs[i].name, i);
-  auto position = [&](const prove::Failure& f) {
-    auto it = output_index.find(obs[f.obligation].spec);
-    return it == output_index.end() ? spec.outputs.size() : it->second;
-  };
-  // An undecided output ahead of every refuted one gets the explanation's longer witness
-  // search first, so that the report names it when it is wrong too.
-  size_t first_refuted = spec.outputs.size() + 1;
-  for (const auto& f : failed)
-    if (f.refuted) first_refuted = std::min(first_refuted, position(f));
-  for (auto& f : failed)
-    if (!f.refuted && position(f) < first_refuted)
-      f.refuted = search.refutes(f.spec_value, f.plan_value, 64);
-  std::stable_sort(failed.begin(), failed.end(), [&](const auto& x, const auto& y) {
-    return std::pair{!x.refuted, position(x)} < std::pair{!y.refuted, position(y)};
-  });
-  for (const auto& f : failed)
-    if (f.refuted && std::find(res.failing_outputs.begin(), res.failing_outputs.end(),
-                               obs[f.obligation].spec) == res.failing_outputs.end())
-      res.failing_outputs.push_back(obs[f.obligation].spec);
-  // Every undecided failure has had the full search: the first is refuted, or none is.
-  explain_failure(res, ctx, search, spec, spec_env, plan, linked, envs, obs, failed[0]);
+  else
+    report_failures(res, ctx, search, spec, spec_env, plan, linked, envs, obs, failed);
   try {
     if (totals.sum_sites) prove::confirm_sums(ctx, *totals.sum_sites, spec, spec_env, plan, envs);
   } catch (prove::CountedSum& c) {
-    c.refuted = refutation_summary(res);
+    c.refuted = refutation_summary(res);  // "" for an EQUIVALENT
     throw;
   }
 }

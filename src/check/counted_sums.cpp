@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <map>
-#include <span>
 #include <unordered_map>
 
 #include "solver/common_monomial.h"
@@ -34,22 +33,18 @@ Slices slices_of(const ir::Tensor& t, size_t axis) {
   return s;
 }
 
-std::vector<solver::Value> slice(const ir::Tensor& t, const Slices& s, int64_t start) {
-  std::vector<solver::Value> out(size_t(s.length));
-  for (int64_t k = 0; k < s.length; ++k) out[size_t(k)] = t.data[size_t(start + k * s.stride)];
-  return out;
-}
-
 // Whether some slice of `t` along `axis` holds a term at every position (or, `uniform_only`,
 // the same value at every position).
 bool counts_along(const solver::Context& ctx, const ir::Tensor& t, size_t axis, bool uniform_only) {
   if (axis >= t.shape.size() || t.shape[axis] < 2 || t.data.empty()) return false;
   const Slices s = slices_of(t, axis);
   for (int64_t start : s.starts) {
-    const std::vector<solver::Value> v = slice(t, s, start);
-    auto same = [&](solver::Value x) { return x == v[0]; };
-    if (uniform_only ? std::all_of(v.begin(), v.end(), same) : solver::share_a_term(ctx, v))
-      return true;
+    auto at = [&](int64_t k) { return t.data[size_t(start + k * s.stride)]; };
+    bool counts = true;
+    solver::CommonTerms common(ctx, true);
+    for (int64_t k = 0; k < s.length && counts; ++k)
+      counts = uniform_only ? at(k) == at(0) : common.add(at(k));
+    if (counts) return true;
   }
   return false;
 }
@@ -72,26 +67,22 @@ bool products_count(solver::Context& ctx, const ir::Tensor& a, size_t ax, const 
   if (batched)
     for (size_t d = 0; d + 2 < r; ++d) batches *= a.shape[d];
   const size_t per_a = sa.starts.size() / size_t(batches), per_b = sb.starts.size() / size_t(batches);
-  std::vector<solver::Value> products(size_t(sa.length));
   for (size_t i = 0; i < sa.starts.size(); ++i) {
     const size_t batch = batched ? i / per_a : 0;
     const size_t from = batched ? batch * per_b : 0, to = batched ? from + per_b : sb.starts.size();
     for (size_t j = from; j < to; ++j) {
       // Two positions usually show that no term is common; the rest only when they share one.
-      size_t built = 0;
-      for (int64_t k = 0; k < sa.length; ++k) {
-        const solver::Value x = a.data[size_t(sa.starts[i] + k * sa.stride)];
-        const solver::Value y = b.data[size_t(sb.starts[j] + k * sb.stride)];
-        products[size_t(k)] = ctx.mul(x, y);
-        const size_t terms = ctx.poly_term_count(products[size_t(k)].poly);
+      bool counts = true;
+      solver::CommonTerms common(ctx, true);
+      for (int64_t k = 0; k < sa.length && counts; ++k) {
+        const solver::Value p = ctx.mul(a.data[size_t(sa.starts[i] + k * sa.stride)],
+                                        b.data[size_t(sb.starts[j] + k * sb.stride)]);
+        const size_t terms = ctx.poly_term_count(p.poly);
         if (terms > budget) return true;
         budget -= terms;
-        built = size_t(k) + 1;
-        if (built >= 2 &&
-            !solver::share_a_term(ctx, std::span<const solver::Value>(products.data(), built)))
-          break;
+        counts = common.add(p);
       }
-      if (built == size_t(sa.length) && solver::share_a_term(ctx, products)) return true;
+      if (counts) return true;
     }
   }
   return false;

@@ -83,17 +83,9 @@ class Walker {
       return o;
     };
     const size_t rank0 = dims.empty() || !dims[0] ? 0 : dims[0]->dims.size();
-    auto norm = [&](int64_t a) { return a < 0 ? a + int64_t(rank0) : a; };
     std::vector<int64_t> reduced;  // for reductions: the axes reduced
-    if (op.rfind("Reduce", 0) == 0) {
-      if (auto* a = n.attribute("axes")) reduced = a->ints;
-      if (n.inputs.size() > 1 && dims.size() > 1 && dims[1])
-        if (auto v = integer_values(inf_, *dims[1])) reduced = *v;
-      const bool noop = n.attribute("noop_with_empty_axes") && n.attribute("noop_with_empty_axes")->i;
-      if (reduced.empty() && !noop)
-        for (size_t a = 0; a < rank0; ++a) reduced.push_back(int64_t(a));
-      for (auto& a : reduced) a = norm(a);
-    }
+    if (op.rfind("Reduce", 0) == 0 && !dims.empty() && dims[0])
+      reduced = reduced_axes(inf_, n, *dims[0], dims);
     for (size_t k = 0; k < size(); ++k) {
       int d = 0;
       if (op == "Add" || op == "Sub" || op == "Neg" || op == "Sum" || op == "Mean" ||

@@ -130,9 +130,8 @@ bool fix_repeated_slices(Inference& inf, const ir::ConstTensor& c, const DimShap
             repeated = reals ? c.reals[si[k]] == c.reals[sj[k]] : c.ints[si[k]] == c.ints[sj[k]];
         }
       if (!repeated) continue;
-      for (size_t r = q; r < leaves.size(); ++r)
-        if (!inf.dims.is_fixed(leaves[r]))
-          inf.dims.fix({leaves[r]}, label + " holds two equal slices along it or around it");
+      inf.dims.fix(Axis(leaves.begin() + q, leaves.end()),
+                   label + " holds two equal slices along it or around it");
       fixed = true;
       break;
     }

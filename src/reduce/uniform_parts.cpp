@@ -127,8 +127,7 @@ void confirm_later(Inference& inf, ProgramDims& prog, size_t idx, size_t input, 
   if (inf.counted_sums) {
     auto k = inf.counted_sums->find(counted_sum_key(prog.graph->file, n.outputs[0], input, axis));
     if (k != inf.counted_sums->end()) {
-      for (Var x : inf.dims.leaves(v->dims[axis]))
-        if (!inf.dims.is_fixed(x)) inf.dims.fix({x}, k->second);
+      inf.dims.fix(v->dims[axis], k->second);
       return;
     }
   }

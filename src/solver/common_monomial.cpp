@@ -6,41 +6,43 @@
 
 namespace onnx_tv::solver {
 
-namespace {
-
-// A value's terms as (monomial, coefficient), sorted by monomial; `with_coefficients` false
-// leaves every coefficient null.
-using Term = std::pair<uint32_t, const SmallRational*>;
-
-std::vector<Term> terms(const Context& ctx, Value v, bool with_coefficients) {
-  std::vector<Term> out;
-  for (size_t i = 0, n = ctx.poly_term_count(v.poly); i < n; ++i) {
-    const TermView t = ctx.term(v.poly, i);
-    out.emplace_back(t.monomial, with_coefficients ? t.coefficient : nullptr);
+bool CommonTerms::add(Value v) {
+  if (!v.is_finite()) {  // infinities hold no term
+    common_.clear();
+    first_ = false;
+    return false;
   }
-  std::sort(out.begin(), out.end(), [](const Term& a, const Term& b) { return a.first < b.first; });
-  return out;
+  std::vector<Term> mine;
+  for (size_t i = 0, n = ctx_.poly_term_count(v.poly); i < n; ++i) {
+    const TermView t = ctx_.term(v.poly, i);
+    mine.emplace_back(t.monomial, with_coefficients_ ? t.coefficient : nullptr);
+  }
+  std::sort(mine.begin(), mine.end(), by_monomial);
+  if (first_) {
+    common_ = std::move(mine);
+    first_ = false;
+    return !common_.empty();
+  }
+  // A merge walk: both are sorted by monomial.
+  std::vector<Term> both;
+  auto m = mine.begin();
+  for (const Term& t : common_) {
+    while (m != mine.end() && m->first < t.first) ++m;
+    if (m == mine.end()) break;
+    if (m->first == t.first && (!t.second || *t.second == *m->second)) both.push_back(t);
+  }
+  common_ = std::move(both);
+  return !common_.empty();
 }
+
+namespace {
 
 bool share(const Context& ctx, std::span<const Value> values, bool with_coefficients) {
   if (values.empty()) return false;
+  CommonTerms common(ctx, with_coefficients);
   for (Value v : values)
-    if (!v.is_finite()) return false;
-  std::vector<Term> common = terms(ctx, values[0], with_coefficients);
-  auto same = [](const Term& a, const Term& b) {
-    return a.first == b.first && (!a.second || *a.second == *b.second);
-  };
-  for (size_t k = 1; k < values.size() && !common.empty(); ++k) {
-    const std::vector<Term> mine = terms(ctx, values[k], with_coefficients);
-    std::vector<Term> both;
-    for (const Term& t : common) {
-      auto it = std::lower_bound(mine.begin(), mine.end(), t,
-                                 [](const Term& a, const Term& b) { return a.first < b.first; });
-      if (it != mine.end() && same(t, *it)) both.push_back(t);
-    }
-    common = std::move(both);
-  }
-  return !common.empty();
+    if (!common.add(v)) return false;
+  return true;
 }
 
 }  // namespace
