@@ -132,6 +132,7 @@ BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan) {
                          spec.file);
         // resolve_region's errors name the binding's origin already.
       rb.region = frontend::resolve_region(b, plan.mesh, *shape);
+      (void)rank_value_shape(g, rb);  // up front: no later phase meets a region of another shape
       if (spec.initializers.count(b.spec)) out.symbolic_spec_values.insert(b.spec);
     }
     out.bindings.push_back(std::move(rb));

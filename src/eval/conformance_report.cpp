@@ -22,7 +22,7 @@ struct Counts {
 // Op types with a kernel at some opset (default domain), for the "supported" column.
 std::set<std::string> modeled_ops() {
   std::set<std::string> s;
-  for (const ops::OpDef* d : ops::all_ops()) {
+  for (const ops::OpSchema* d : ops::all_ops()) {
     if (d->domain.empty() || d->domain == "ai.onnx") s.insert(d->op_type);
   }
   return s;

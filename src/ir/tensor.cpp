@@ -44,6 +44,17 @@ int64_t element_count(const Shape& s) {
   return n;
 }
 
+int64_t checked_element_count(const Shape& s, const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : s) {
+    if (d < 0) throw InputError(what + " has the negative size " + std::to_string(d) + " in shape " + shape_string(s));
+    if (__builtin_mul_overflow(n, d, &n))
+      throw InputError(what + " has shape " + shape_string(s) +
+                       ", whose element count does not fit a 64-bit integer");
+  }
+  return n;
+}
+
 std::string shape_string(const Shape& s) {
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);

@@ -21,6 +21,9 @@ std::string dtype_name(DType t);
 using Shape = std::vector<int64_t>;
 
 int64_t element_count(const Shape& s);
+// The element count, or InputError naming `what` when it does not fit int64 (a declared 2^62
+// would wrap past every limit).
+int64_t checked_element_count(const Shape& s, const std::string& what);
 std::string shape_string(const Shape& s);  // "[2, 3]"
 // Row-major strides of s.
 std::vector<int64_t> strides(const Shape& s);

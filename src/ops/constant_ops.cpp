@@ -197,15 +197,30 @@ std::vector<Tensor> constant_kernel(KernelArgs& a) {
 
 }  // namespace
 
-void add_constant_ops(std::vector<OpDef>& defs) {
-  add_op(defs, "Gather", {1, 11, 13}, gather_kernel);
-  add_op(defs, "Shape", {1, 13, 15}, shape_kernel);
-  add_op(defs, "Size", {1, 13}, size_kernel);
-  add_op(defs, "ConstantOfShape", {9}, constant_of_shape_kernel);
-  add_op(defs, "Range", {11}, range_kernel);
-  add_op(defs, "Identity", {1, 13, 14, 16}, identity_kernel);
-  add_op(defs, "Cast", {6, 9, 13}, cast_kernel);
-  add_op(defs, "Constant", {1, 9, 11, 12, 13}, constant_kernel);
+void add_constant_ops(std::vector<OpSchema>& defs) {
+  using enum Algebra;
+  add_op(defs, "Gather", {1, 11, 13}, gather_kernel,
+         {.rule = DimRule::Gather, .algebra = Gather, .linearity = Linearity::Joint,
+          .movement = Movement::Selects, .data_inputs = 0b1, .linear_inputs = 0b1,
+          .shape_arith = true});
+  add_op(defs, "Shape", {1, 13, 15}, shape_kernel,
+         {.rule = DimRule::Shape, .algebra = Moves, .result = ResultType::Int64, .shape_arith = true});
+  add_op(defs, "Size", {1, 13}, size_kernel,
+         {.rule = DimRule::Size, .algebra = Moves, .result = ResultType::Int64, .shape_arith = true});
+  add_op(defs, "ConstantOfShape", {9}, constant_of_shape_kernel,
+         {.rule = DimRule::ConstantOfShape, .algebra = Source, .shape_inputs = 0b1,
+          .result = ResultType::ValueAttr, .shape_arith = true});
+  add_op(defs, "Range", {11}, range_kernel,
+         {.rule = DimRule::Range, .algebra = Source, .shape_inputs = 0b111, .same_types = 0b111,
+          .shape_arith = true});
+  add_op(defs, "Identity", {1, 13, 14, 16}, identity_kernel,
+         {.rule = DimRule::Broadcast, .algebra = Affine, .linearity = Linearity::Joint,
+          .movement = Movement::Copies, .shape_arith = true});
+  add_op(defs, "Cast", {6, 9, 13}, cast_kernel,
+         {.rule = DimRule::Broadcast, .algebra = Affine, .linearity = Linearity::Joint,
+          .movement = Movement::Copies, .result = ResultType::CastTo, .shape_arith = true});
+  add_op(defs, "Constant", {1, 9, 11, 12, 13}, constant_kernel,
+         {.rule = DimRule::Constant, .algebra = Source, .shape_arith = true});
 }
 
 }  // namespace onnx_tv::ops::detail

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "ops/infer_detail.h"
 #include "ops/kernel_util.h"
 
 namespace onnx_tv::ops::detail {
@@ -12,35 +13,11 @@ namespace {
 using BinaryFn = std::function<Value(Value, Value)>;
 using UnaryFn = std::function<Value(Value)>;
 
-// Before opset 7, B broadcast to A only when the `broadcast` attribute is 1, with B's dims
-// aligned at `axis` (default: the trailing dims); otherwise the shapes had to be equal. The
-// result is B's shape padded with 1s to A's rank, so numpy broadcasting then means the same.
-Shape legacy_rhs_shape(const KernelArgs& a, const Shape& xs, const Shape& ys) {
-  const std::string what = input_label(a, 0) + " and " + input_label(a, 1);
-  if (attr_int(a.node, "broadcast", 0) == 0) {
-    if (xs != ys) {
-      throw InputError(what + " have shapes " + ir::shape_string(xs) + " and " +
-                       ir::shape_string(ys) + ", which must be equal without broadcast=1");
-    }
-    return ys;
-  }
-  const int64_t rx = int64_t(xs.size()), ry = int64_t(ys.size());
-  int64_t axis = attr_int(a.node, "axis", rx - ry);
-  if (axis < 0) axis += rx;
-  if (ry > rx || axis < 0 || axis + ry > rx) {
-    throw InputError(what + ": " + ir::shape_string(ys) + " cannot be broadcast to " +
-                     ir::shape_string(xs) + " at axis " + std::to_string(axis));
-  }
-  Shape out(size_t(rx), 1);
-  std::copy(ys.begin(), ys.end(), out.begin() + axis);
-  return out;
-}
-
 // Inputs 0 and 1 broadcast against each other, combined by f.
 Tensor broadcast_binary(KernelArgs& a, DType out_dtype, const BinaryFn& f) {
   const Tensor& x = input(a, 0);
   const Tensor& y = input(a, 1);
-  const Shape ys = a.node.opset < 7 ? legacy_rhs_shape(a, x.shape, y.shape) : y.shape;
+  const Shape ys = a.node.opset < 7 ? legacy_rhs_shape(a.node, x.shape, y.shape) : y.shape;
   const Shape shapes[] = {x.shape, ys};
   Shape out = broadcast_shapes(shapes, input_label(a, 0) + " and " + input_label(a, 1));
   std::vector<int64_t> mx = broadcast_map(x.shape, out), my = broadcast_map(ys, out);
@@ -138,28 +115,46 @@ Kernel variadic_kernel(const std::string& op) {
 
 }  // namespace
 
-void add_elementwise_ops(std::vector<OpDef>& defs) {
+void add_elementwise_ops(std::vector<OpSchema>& defs) {
+  constexpr DimRule Broadcast = DimRule::Broadcast;
+  using enum Algebra;
+  using enum Linearity;
+  constexpr uint32_t both = 0b11, all = ~0u;
   // Opset 6 (Pow: 1) is the legacy broadcast of legacy_rhs_shape; older revisions differ more.
-  add_op(defs, "Add", {6, 7, 13, 14}, binary_kernel(&Context::add));
-  add_op(defs, "Sub", {6, 7, 13, 14}, binary_kernel(&Context::sub));
-  add_op(defs, "Mul", {6, 7, 13, 14}, binary_kernel(&Context::mul));
-  add_op(defs, "Div", {6, 7, 13, 14}, div_kernel);
-  add_op(defs, "Pow", {1, 7, 12, 13, 15}, pow_kernel);
-  add_op(defs, "Neg", {6, 13}, unary_kernel(&Context::neg));
-  add_op(defs, "Sqrt", {6, 13}, unary_kernel(&Context::sqrt));
-  add_op(defs, "Reciprocal", {6, 13}, unary_kernel(&Context::recip));
-  add_op(defs, "Exp", {6, 13}, unary_kernel(&Context::exp));
-  add_op(defs, "Log", {6, 13}, unary_kernel(&Context::log));
-  add_op(defs, "Tanh", {6, 13}, unary_kernel(&Context::tanh));
-  add_op(defs, "Erf", {9, 13}, unary_kernel(&Context::erf));
+  const std::vector<int> binary = {6, 7, 13, 14};
+  add_op(defs, "Add", binary, binary_kernel(&Context::add),
+         {.rule = Broadcast, .algebra = Sum, .linearity = Joint, .same_types = both, .shape_arith = true});
+  add_op(defs, "Sub", binary, binary_kernel(&Context::sub),
+         {.rule = Broadcast, .algebra = Difference, .linearity = Joint, .same_types = both, .shape_arith = true});
+  add_op(defs, "Mul", binary, binary_kernel(&Context::mul),
+         {.rule = Broadcast, .algebra = Product, .linearity = EachAlone, .same_types = both, .shape_arith = true});
+  add_op(defs, "Div", binary, div_kernel,
+         {.rule = Broadcast, .algebra = Quotient, .linearity = EachAlone, .linear_inputs = 0b1,
+          .same_types = both, .shape_arith = true});
+  add_op(defs, "Pow", {1, 7, 12, 13, 15}, pow_kernel, {.rule = Broadcast, .algebra = Power});
+  add_op(defs, "Neg", {6, 13}, unary_kernel(&Context::neg),
+         {.rule = Broadcast, .algebra = Affine, .linearity = Joint, .shape_arith = true});
+  const Traits exact_function{.rule = Broadcast, .algebra = Function, .shape_arith = true};
+  const Traits function{.rule = Broadcast, .algebra = Function};
+  add_op(defs, "Sqrt", {6, 13}, unary_kernel(&Context::sqrt), exact_function);
+  add_op(defs, "Reciprocal", {6, 13}, unary_kernel(&Context::recip), exact_function);
+  add_op(defs, "Abs", {6, 13}, unary_kernel(&Context::abs), exact_function);
+  add_op(defs, "Exp", {6, 13}, unary_kernel(&Context::exp), function);
+  add_op(defs, "Log", {6, 13}, unary_kernel(&Context::log), function);
+  add_op(defs, "Tanh", {6, 13}, unary_kernel(&Context::tanh), function);
+  add_op(defs, "Erf", {9, 13}, unary_kernel(&Context::erf), function);
   // In-graph RoPE tables take Sin and Cos of constant angles: they stay exact atoms.
-  add_op(defs, "Sin", {7}, unary_kernel(&Context::sin));
-  add_op(defs, "Cos", {7}, unary_kernel(&Context::cos));
-  add_op(defs, "Sigmoid", {6, 13}, unary_kernel(&Context::sigmoid));
-  add_op(defs, "Relu", {6, 13, 14}, unary_kernel(&Context::relu));
-  add_op(defs, "Abs", {6, 13}, unary_kernel(&Context::abs));
-  for (const char* op : {"Max", "Min"}) add_op(defs, op, {6, 8, 12, 13}, variadic_kernel(op));
-  for (const char* op : {"Sum", "Mean"}) add_op(defs, op, {6, 8, 13}, variadic_kernel(op));
+  add_op(defs, "Sin", {7}, unary_kernel(&Context::sin), function);
+  add_op(defs, "Cos", {7}, unary_kernel(&Context::cos), function);
+  add_op(defs, "Sigmoid", {6, 13}, unary_kernel(&Context::sigmoid), function);
+  add_op(defs, "Relu", {6, 13, 14}, unary_kernel(&Context::relu), function);
+  for (const char* op : {"Max", "Min"})
+    add_op(defs, op, {6, 8, 12, 13}, variadic_kernel(op),
+           {.rule = Broadcast, .algebra = Function, .same_types = all, .shape_arith = true});
+  add_op(defs, "Sum", {6, 8, 13}, variadic_kernel("Sum"),
+         {.rule = Broadcast, .algebra = Sum, .linearity = Joint, .same_types = all});
+  add_op(defs, "Mean", {6, 8, 13}, variadic_kernel("Mean"),
+         {.rule = Broadcast, .algebra = Affine, .linearity = Joint, .same_types = all});
 }
 
 }  // namespace onnx_tv::ops::detail

@@ -217,16 +217,20 @@ std::vector<int64_t> broadcast_map(const Shape& in, const Shape& out) {
   return map;
 }
 
-Tensor broadcast_to(const Tensor& t, const Shape& out, const std::string& what) {
-  bool ok = t.shape.size() <= out.size();
-  for (size_t i = 0; ok && i < t.shape.size(); ++i) {
-    int64_t d = t.shape[i], o = out[out.size() - t.shape.size() + i];
+void check_broadcasts_to(const Shape& in, const Shape& out, const std::string& what) {
+  bool ok = in.size() <= out.size();
+  for (size_t i = 0; ok && i < in.size(); ++i) {
+    int64_t d = in[i], o = out[out.size() - in.size() + i];
     ok = d == o || d == 1;
   }
   if (!ok) {
-    throw InputError(what + " has shape " + ir::shape_string(t.shape) +
+    throw InputError(what + " has shape " + ir::shape_string(in) +
                      ", which does not broadcast to " + ir::shape_string(out));
   }
+}
+
+Tensor broadcast_to(const Tensor& t, const Shape& out, const std::string& what) {
+  check_broadcasts_to(t.shape, out, what);
   std::vector<int64_t> map = broadcast_map(t.shape, out);
   std::vector<Value> data;
   data.reserve(map.size());
@@ -268,9 +272,9 @@ Rational truncate(const Rational& r) {
   return Rational(q);
 }
 
-void add_op(std::vector<OpDef>& defs, const std::string& op_type, std::vector<int> versions,
-            Kernel kernel) {
-  for (int v : versions) defs.push_back(OpDef{"", op_type, v, kernel});
+void add_op(std::vector<OpSchema>& defs, const std::string& op_type, std::vector<int> versions,
+            Kernel kernel, Traits traits) {
+  for (int v : versions) defs.push_back(OpSchema{"", op_type, v, kernel, traits});
 }
 
 }  // namespace onnx_tv::ops::detail

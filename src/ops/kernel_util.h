@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ops/registry.h"
+#include "ops/schema.h"
 
 namespace onnx_tv::ops::detail {
 
@@ -21,13 +22,13 @@ using solver::Rational;
 using solver::Value;
 
 // Registration, one function per family file; registry.cpp calls them all once.
-void add_elementwise_ops(std::vector<OpDef>& defs);
-void add_matmul_ops(std::vector<OpDef>& defs);
-void add_reduce_ops(std::vector<OpDef>& defs);
-void add_shape_ops(std::vector<OpDef>& defs);
-void add_constant_ops(std::vector<OpDef>& defs);
-void add_nn_ops(std::vector<OpDef>& defs);
-void add_logic_ops(std::vector<OpDef>& defs);
+void add_elementwise_ops(std::vector<OpSchema>& defs);
+void add_matmul_ops(std::vector<OpSchema>& defs);
+void add_reduce_ops(std::vector<OpSchema>& defs);
+void add_shape_ops(std::vector<OpSchema>& defs);
+void add_constant_ops(std::vector<OpSchema>& defs);
+void add_nn_ops(std::vector<OpSchema>& defs);
+void add_logic_ops(std::vector<OpSchema>& defs);
 
 // ---- inputs ----
 
@@ -77,6 +78,8 @@ Shape broadcast_shapes(std::span<const Shape> shapes, const std::string& what);
 // For each element of `out` in row-major order, the row-major element of `in` it reads when
 // `in` is broadcast to `out` (`in` must broadcast to `out`).
 std::vector<int64_t> broadcast_map(const Shape& in, const Shape& out);
+// InputError naming `what` unless a tensor of shape `in` broadcasts to `out` (unidirectionally).
+void check_broadcasts_to(const Shape& in, const Shape& out, const std::string& what);
 // `t` broadcast to `out` (a copy of the values); InputError naming `what` when it does not.
 Tensor broadcast_to(const Tensor& t, const Shape& out, const std::string& what);
 
@@ -98,10 +101,11 @@ DType common_dtype(const KernelArgs& a, size_t i, size_t j);
 // r rounded toward zero, as integer division and float-to-int casts do.
 Rational truncate(const Rational& r);
 
-// Registers `kernel` under each since-version in `versions` (ONNX revisions that did not change
-// the semantics onnx-tv models still get their entry, so the conformance table is complete).
-void add_op(std::vector<OpDef>& defs, const std::string& op_type, std::vector<int> versions,
-            Kernel kernel);
+// Registers `kernel` with its traits under each since-version in `versions` (ONNX revisions that
+// did not change the semantics onnx-tv models still get their entry, so the conformance table
+// is complete).
+void add_op(std::vector<OpSchema>& defs, const std::string& op_type, std::vector<int> versions,
+            Kernel kernel, Traits traits);
 
 // The floats of a Float-kind attribute list / scalar turned into Values (float32 meaning).
 std::vector<Value> float_values(Context& ctx, const std::vector<double>& fs);

@@ -108,14 +108,21 @@ std::vector<Tensor> trilu_kernel(KernelArgs& a) {
 
 }  // namespace
 
-void add_logic_ops(std::vector<OpDef>& defs) {
-  add_op(defs, "Equal", {11, 13}, compare_kernel(Cmp::Equal));
-  add_op(defs, "Less", {9, 13}, compare_kernel(Cmp::Less));
-  add_op(defs, "Greater", {9, 13}, compare_kernel(Cmp::Greater));
-  add_op(defs, "LessOrEqual", {12, 16}, compare_kernel(Cmp::LessOrEqual));
-  add_op(defs, "GreaterOrEqual", {12, 16}, compare_kernel(Cmp::GreaterOrEqual));
-  add_op(defs, "Where", {9, 16}, where_kernel);
-  add_op(defs, "Trilu", {14}, trilu_kernel);
+void add_logic_ops(std::vector<OpSchema>& defs) {
+  using enum DimRule;
+  const Traits compare{.rule = Broadcast, .algebra = Algebra::Function, .same_types = 0b11,
+                       .result = ResultType::Bool, .shape_arith = true};
+  add_op(defs, "Equal", {11, 13}, compare_kernel(Cmp::Equal), compare);
+  add_op(defs, "Less", {9, 13}, compare_kernel(Cmp::Less), compare);
+  add_op(defs, "Greater", {9, 13}, compare_kernel(Cmp::Greater), compare);
+  add_op(defs, "LessOrEqual", {12, 16}, compare_kernel(Cmp::LessOrEqual), compare);
+  add_op(defs, "GreaterOrEqual", {12, 16}, compare_kernel(Cmp::GreaterOrEqual), compare);
+  add_op(defs, "Where", {9, 16}, where_kernel,
+         {.rule = Broadcast, .algebra = Algebra::Select, .same_types = 0b110,
+          .result = ResultType::Input1, .shape_arith = true});
+  add_op(defs, "Trilu", {14}, trilu_kernel,
+         {.rule = Trilu, .algebra = Algebra::Moves, .linearity = Linearity::Joint,
+          .shape_inputs = 0b10, .data_inputs = 0b1, .linear_inputs = 0b1});
 }
 
 }  // namespace onnx_tv::ops::detail

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "ops/infer_detail.h"
 #include "ops/kernel_util.h"
 
 namespace onnx_tv::ops::detail {
@@ -97,141 +98,20 @@ std::vector<Tensor> gemm_kernel(KernelArgs& a) {
   return {ir::make_tensor(t, {M, N}, std::move(out))};
 }
 
-// ---- Einsum ----
-
-// Labels are letters (ids 0..51) and the broadcast dimensions an ellipsis stands for (52 + j,
-// j counted in the right-aligned ellipsis shape shared by all operands).
-constexpr int kEllipsisBase = 52;
-
-int letter_id(char c) {
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;  // ASCII order: upper case sorts first
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  return -1;
-}
-
-char letter_of(int id) { return char(id < 26 ? 'A' + id : 'a' + id - 26); }
-
-struct Term {
-  std::vector<int> letters_before, letters_after;  // around the ellipsis (after: empty if none)
-  bool ellipsis = false;
-};
-
-Term parse_term(const std::string& s, const std::string& eq) {
-  Term t;
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s.compare(i, 3, "...") == 0) {
-      if (t.ellipsis) throw InputError("equation '" + eq + "' has two ellipses in one term");
-      t.ellipsis = true;
-      i += 2;
-      continue;
-    }
-    int id = letter_id(s[i]);
-    if (id < 0) {
-      throw InputError("equation '" + eq + "' holds '" + std::string(1, s[i]) +
-                       "', which is not a letter or '...'");
-    }
-    (t.ellipsis ? t.letters_after : t.letters_before).push_back(id);
-  }
-  return t;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out(1);
-  for (char c : s) {
-    if (c == sep) out.emplace_back();
-    else out.back() += c;
-  }
-  return out;
-}
-
 std::vector<Tensor> einsum_kernel(KernelArgs& a) {
   const std::string raw = required_attr(a.node, "equation", ir::Attribute::Kind::String).s;
-  std::string eq;
-  for (char c : raw) if (c != ' ') eq += c;
-  const size_t arrow = eq.find("->");
-  const std::vector<std::string> lhs = split(eq.substr(0, arrow), ',');
-  expect_input_count(a, lhs.size(), lhs.size());
-
-  // Per operand: the label of each dimension.
-  std::vector<Term> terms;
-  std::vector<std::vector<int>> dims_of(lhs.size());
-  std::vector<Shape> ell_shapes;
-  for (size_t n = 0; n < lhs.size(); ++n) {
-    const Tensor& x = input(a, n);
-    terms.push_back(parse_term(lhs[n], eq));
-    const Term& t = terms.back();
-    const int64_t letters = int64_t(t.letters_before.size() + t.letters_after.size());
-    const int64_t e = x.rank() - letters;
-    if (e < 0 || (!t.ellipsis && e != 0)) {
-      throw InputError("term '" + lhs[n] + "' of equation '" + raw + "' does not fit " +
-                       input_label(a, n) + " of shape " + ir::shape_string(x.shape));
-    }
-    ell_shapes.emplace_back(x.shape.begin() + t.letters_before.size(),
-                            x.shape.begin() + t.letters_before.size() + e);
-  }
-  const Shape ell = broadcast_shapes(ell_shapes, "ellipsis dimensions of the operands");
-  const int E = int(ell.size());
-
-  std::map<int, int64_t> size;  // label -> size
-  std::map<int, int> count;     // letter -> occurrences over all operands
-  for (size_t n = 0; n < lhs.size(); ++n) {
-    const Tensor& x = input(a, n);
-    const Term& t = terms[n];
-    std::vector<int>& dims = dims_of[n];
-    dims = t.letters_before;
-    for (int j = E - int(ell_shapes[n].size()); j < E; ++j) dims.push_back(kEllipsisBase + j);
-    dims.insert(dims.end(), t.letters_after.begin(), t.letters_after.end());
-    for (size_t d = 0; d < dims.size(); ++d) {
-      if (dims[d] >= kEllipsisBase) {
-        size[dims[d]] = ell[dims[d] - kEllipsisBase];
-        continue;
-      }
-      ++count[dims[d]];
-      auto [it, fresh] = size.emplace(dims[d], x.shape[d]);
-      if (!fresh && it->second != x.shape[d]) {
-        throw InputError("label '" + std::string(1, letter_of(dims[d])) + "' sizes disagree in '" +
-                         raw + "': " + input_label(a, n) + " has shape " +
-                         ir::shape_string(x.shape) + ", another operand gives " +
-                         std::to_string(it->second));
-      }
-    }
-  }
-
-  std::vector<int> out_labels;
-  if (arrow == std::string::npos) {
-    for (int j = 0; j < E; ++j) out_labels.push_back(kEllipsisBase + j);
-    for (auto [l, c] : count) if (c == 1) out_labels.push_back(l);
-  } else {
-    Term ot = parse_term(eq.substr(arrow + 2), eq);
-    out_labels = ot.letters_before;
-    if (ot.ellipsis) {
-      for (int j = 0; j < E; ++j) out_labels.push_back(kEllipsisBase + j);
-    } else if (E > 0) {
-      throw InputError("equation '" + raw + "' drops the ellipsis dimensions from its output");
-    }
-    out_labels.insert(out_labels.end(), ot.letters_after.begin(), ot.letters_after.end());
-    for (size_t i = 0; i < out_labels.size(); ++i) {
-      int l = out_labels[i];
-      if (!size.count(l) ||
-          std::count(out_labels.begin(), out_labels.end(), l) != 1) {
-        throw InputError("output of equation '" + raw +
-                         "' names a label twice or one no operand has");
-      }
-    }
-  }
-  std::vector<int> sum_labels;
-  for (auto [l, s] : size) {
-    if (std::find(out_labels.begin(), out_labels.end(), l) == out_labels.end()) {
-      sum_labels.push_back(l);
-    }
-  }
-
-  Shape out_shape, sum_shape;
-  for (int l : out_labels) out_shape.push_back(size[l]);
-  for (int l : sum_labels) sum_shape.push_back(size[l]);
-  std::vector<int64_t> val(kEllipsisBase + E, 0);  // the current index of each label
-  std::vector<std::vector<int64_t>> st(lhs.size());
-  for (size_t n = 0; n < lhs.size(); ++n) st[n] = ir::strides(input(a, n).shape);
+  std::vector<Shape> shapes;
+  for (size_t n = 0; n < a.inputs.size(); ++n) shapes.push_back(input(a, n).shape);
+  const EinsumPlan plan = plan_einsum(raw, shapes);
+  const std::vector<std::vector<int>>& dims_of = plan.dims_of;
+  const std::vector<int>& out_labels = plan.out_labels;
+  const std::vector<int>& sum_labels = plan.sum_labels;
+  const size_t operands = shapes.size();
+  Shape out_shape = plan.out_shape;
+  const Shape& sum_shape = plan.sum_shape;
+  std::vector<int64_t> val(kEllipsisBase + plan.ellipsis_rank, 0);  // each label's index
+  std::vector<std::vector<int64_t>> st(operands);
+  for (size_t n = 0; n < operands; ++n) st[n] = ir::strides(input(a, n).shape);
   auto element = [&](size_t n) {
     const Tensor& x = *a.inputs[n];
     int64_t off = 0;
@@ -254,27 +134,31 @@ std::vector<Tensor> einsum_kernel(KernelArgs& a) {
     std::fill(si.begin(), si.end(), 0);
     for (int64_t s = 0; s < n_sum; ++s, next_index(si, sum_shape)) {
       for (size_t i = 0; i < si.size(); ++i) val[sum_labels[i]] = si[i];
-      if (lhs.size() == 2) {
+      if (operands == 2) {
         lhs_vals.push_back(element(0));
         rhs_vals.push_back(element(1));
       } else {
         Value p = element(0);
-        for (size_t n = 1; n < lhs.size(); ++n) p = ctx.mul(p, element(n));
+        for (size_t n = 1; n < operands; ++n) p = ctx.mul(p, element(n));
         lhs_vals.push_back(p);
       }
     }
-    out.push_back(lhs.size() == 2 ? ctx.dot(lhs_vals, rhs_vals) : ctx.sum(lhs_vals));
+    out.push_back(operands == 2 ? ctx.dot(lhs_vals, rhs_vals) : ctx.sum(lhs_vals));
   }
   return {ir::make_tensor(input(a, 0).dtype, std::move(out_shape), std::move(out))};
 }
 
 }  // namespace
 
-void add_matmul_ops(std::vector<OpDef>& defs) {
-  add_op(defs, "MatMul", {1, 9, 13}, matmul_kernel);
+void add_matmul_ops(std::vector<OpSchema>& defs) {
+  using enum DimRule;
+  add_op(defs, "MatMul", {1, 9, 13}, matmul_kernel,
+         {.rule = MatMul, .algebra = Algebra::Contraction, .same_types = 0b11});
   // Gemm-6's `broadcast` attribute allowed what numpy broadcasting of C to [M, N] does.
-  add_op(defs, "Gemm", {6, 7, 9, 11, 13}, gemm_kernel);
-  add_op(defs, "Einsum", {12}, einsum_kernel);
+  add_op(defs, "Gemm", {6, 7, 9, 11, 13}, gemm_kernel,
+         {.rule = Gemm, .algebra = Algebra::Contraction, .same_types = 0b11});
+  add_op(defs, "Einsum", {12}, einsum_kernel,
+         {.rule = Einsum, .algebra = Algebra::Contraction, .same_types = ~0u});
 }
 
 }  // namespace onnx_tv::ops::detail

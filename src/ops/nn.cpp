@@ -111,13 +111,16 @@ std::vector<Tensor> dropout_kernel(KernelArgs& a) {
 
 }  // namespace
 
-void add_nn_ops(std::vector<OpDef>& defs) {
-  add_op(defs, "Softmax", {1, 11}, softmax_kernel(false, false));
-  add_op(defs, "Softmax", {13}, softmax_kernel(false, true));
-  add_op(defs, "LogSoftmax", {1, 11}, softmax_kernel(true, false));
-  add_op(defs, "LogSoftmax", {13}, softmax_kernel(true, true));
-  add_op(defs, "LayerNormalization", {17}, layer_norm_kernel);
-  add_op(defs, "Dropout", {7, 10, 12, 13}, dropout_kernel);
+void add_nn_ops(std::vector<OpSchema>& defs) {
+  const Traits softmax{.rule = DimRule::SameShape, .algebra = Algebra::Function};
+  add_op(defs, "Softmax", {1, 11}, softmax_kernel(false, false), softmax);
+  add_op(defs, "Softmax", {13}, softmax_kernel(false, true), softmax);
+  add_op(defs, "LogSoftmax", {1, 11}, softmax_kernel(true, false), softmax);
+  add_op(defs, "LogSoftmax", {13}, softmax_kernel(true, true), softmax);
+  add_op(defs, "LayerNormalization", {17}, layer_norm_kernel,
+         {.rule = DimRule::LayerNorm, .algebra = Algebra::Norm});
+  add_op(defs, "Dropout", {7, 10, 12, 13}, dropout_kernel,
+         {.rule = DimRule::SameShape, .algebra = Algebra::Affine, .data_inputs = 0b1});
 }
 
 }  // namespace onnx_tv::ops::detail

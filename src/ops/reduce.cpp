@@ -2,6 +2,7 @@
 // (sum, max), so a reduction split across ranks and summed again compares term for term.
 #include <functional>
 
+#include "ops/infer_detail.h"
 #include "ops/kernel_util.h"
 
 namespace onnx_tv::ops::detail {
@@ -13,21 +14,10 @@ using Reducer = std::function<Value(Context&, DType, std::span<const Value>)>;
 // Which axes to reduce, from the attribute (older versions) or input #1 (newer ones).
 // nullopt: leave the tensor as it is (noop_with_empty_axes with no axes).
 std::optional<std::vector<int64_t>> reduce_axes(KernelArgs& a, bool axes_input) {
-  const int64_t rank = input(a, 0).rank();
-  std::vector<int64_t> axes;
-  if (axes_input) {
-    if (const Tensor* t = optional_input(a, 1)) axes = const_ints(a.ctx, *t, "axes (input #1)");
-    if (axes.empty()) {
-      if (attr_int(a.node, "noop_with_empty_axes", 0) != 0) return std::nullopt;
-    }
-  } else {
-    axes = attr_ints_opt(a.node, "axes").value_or(std::vector<int64_t>{});
-  }
-  if (axes.empty()) {  // reduce over every axis
-    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
-    return axes;
-  }
-  return normalize_axes(axes, rank, "axes");
+  std::optional<std::vector<int64_t>> given;
+  if (axes_input)
+    if (const Tensor* t = optional_input(a, 1)) given = const_ints(a.ctx, *t, "axes (input #1)");
+  return reduce_axes_of(a.node, input(a, 0).rank(), given ? &*given : nullptr, axes_input);
 }
 
 std::vector<Tensor> reduce(KernelArgs& a, bool axes_input, const Reducer& f) {
@@ -86,15 +76,24 @@ Kernel reduce_kernel(bool axes_input, Reducer f) {
 
 }  // namespace
 
-void add_reduce_ops(std::vector<OpDef>& defs) {
-  add_op(defs, "ReduceSum", {1, 11}, reduce_kernel(false, sum_of));
-  add_op(defs, "ReduceSum", {13}, reduce_kernel(true, sum_of));
-  add_op(defs, "ReduceMean", {1, 11, 13}, reduce_kernel(false, mean_of));
-  add_op(defs, "ReduceMean", {18}, reduce_kernel(true, mean_of));
-  add_op(defs, "ReduceMax", {1, 11, 12, 13}, reduce_kernel(false, max_of));
-  add_op(defs, "ReduceMax", {18}, reduce_kernel(true, max_of));
-  add_op(defs, "ReduceSumSquare", {1, 11, 13}, reduce_kernel(false, sum_square_of));
-  add_op(defs, "ReduceSumSquare", {18}, reduce_kernel(true, sum_square_of));
+void add_reduce_ops(std::vector<OpSchema>& defs) {
+  using enum Algebra;
+  // From ReduceSum-13 and the others' revision 18 the axes are input #1.
+  auto traits = [](Algebra alg, bool axes_input, bool exact) {
+    return Traits{.rule = DimRule::Reduce, .algebra = alg,
+                  .linearity = alg == SumReduction ? Linearity::Joint : Linearity::None,
+                  .shape_inputs = axes_input ? 0b10u : 0u, .data_inputs = 0b1,
+                  .linear_inputs = 0b1, .shape_arith = exact};
+  };
+  add_op(defs, "ReduceSum", {1, 11}, reduce_kernel(false, sum_of), traits(SumReduction, false, true));
+  add_op(defs, "ReduceSum", {13}, reduce_kernel(true, sum_of), traits(SumReduction, true, true));
+  add_op(defs, "ReduceMean", {1, 11, 13}, reduce_kernel(false, mean_of), traits(SumReduction, false, false));
+  add_op(defs, "ReduceMean", {18}, reduce_kernel(true, mean_of), traits(SumReduction, true, false));
+  add_op(defs, "ReduceMax", {1, 11, 12, 13}, reduce_kernel(false, max_of), traits(Function, false, true));
+  add_op(defs, "ReduceMax", {18}, reduce_kernel(true, max_of), traits(Function, true, true));
+  add_op(defs, "ReduceSumSquare", {1, 11, 13}, reduce_kernel(false, sum_square_of),
+         traits(Reduction, false, false));
+  add_op(defs, "ReduceSumSquare", {18}, reduce_kernel(true, sum_square_of), traits(Reduction, true, false));
 }
 
 }  // namespace onnx_tv::ops::detail

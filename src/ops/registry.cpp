@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "ops/infer_shapes.h"
 #include "ops/kernel_util.h"
 
 namespace onnx_tv::ops {
@@ -14,9 +15,9 @@ namespace {
 std::string canonical_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
 
 struct Table {
-  std::vector<OpDef> defs;
+  std::vector<OpSchema> defs;
   // (domain, op_type) -> defs sorted by since_version.
-  std::map<std::pair<std::string, std::string>, std::vector<const OpDef*>> by_name;
+  std::map<std::pair<std::string, std::string>, std::vector<const OpSchema*>> by_name;
 
   Table() {
     detail::add_elementwise_ops(defs);
@@ -26,9 +27,9 @@ struct Table {
     detail::add_constant_ops(defs);
     detail::add_nn_ops(defs);
     detail::add_logic_ops(defs);
-    for (const OpDef& d : defs) by_name[{canonical_domain(d.domain), d.op_type}].push_back(&d);
+    for (const OpSchema& d : defs) by_name[{canonical_domain(d.domain), d.op_type}].push_back(&d);
     for (auto& [key, v] : by_name) {
-      std::sort(v.begin(), v.end(), [](const OpDef* a, const OpDef* b) {
+      std::sort(v.begin(), v.end(), [](const OpSchema* a, const OpSchema* b) {
         return a->since_version < b->since_version;
       });
     }
@@ -40,14 +41,49 @@ const Table& table() {
   return t;
 }
 
+// What validation needs of the inputs: shapes and types, and the values of shape inputs when
+// they are integer constants.
+std::vector<InputInfo> input_info_values(solver::Context& ctx, const OpSchema& s,
+                                         std::span<const ir::Tensor* const> inputs) {
+  std::vector<InputInfo> out(inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (!inputs[k]) continue;
+    out[k].shape = inputs[k]->shape;
+    out[k].dtype = inputs[k]->dtype;
+    if (!s.is_shape_input(k)) continue;
+    std::vector<int64_t> v;
+    for (solver::Value x : inputs[k]->data) {
+      auto r = x.is_finite() ? ctx.as_rational(x) : std::nullopt;
+      auto i = r ? solver::as_int64(*r) : std::nullopt;
+      if (!i) break;
+      v.push_back(*i);
+    }
+    if (v.size() == inputs[k]->data.size()) out[k].ints = std::move(v);
+  }
+  return out;
+}
+
+struct InputInfos {
+  std::vector<InputInfo> values;
+  std::vector<const InputInfo*> ptrs;
+  operator std::span<const InputInfo* const>() const { return ptrs; }
+};
+
+InputInfos input_infos(solver::Context& ctx, const OpSchema& s,
+                       std::span<const ir::Tensor* const> inputs) {
+  InputInfos r{input_info_values(ctx, s, inputs), {}};
+  for (size_t k = 0; k < inputs.size(); ++k) r.ptrs.push_back(inputs[k] ? &r.values[k] : nullptr);
+  return r;
+}
+
 }  // namespace
 
-const OpDef* find_op(const std::string& domain, const std::string& op_type, int opset) {
+const OpSchema* find_op(const std::string& domain, const std::string& op_type, int opset) {
   const Table& t = table();
   auto it = t.by_name.find({canonical_domain(domain), op_type});
   if (it == t.by_name.end()) return nullptr;
-  const OpDef* best = nullptr;
-  for (const OpDef* d : it->second) {
+  const OpSchema* best = nullptr;
+  for (const OpSchema* d : it->second) {
     if (d->since_version <= opset) best = d;
   }
   return best;
@@ -55,7 +91,7 @@ const OpDef* find_op(const std::string& domain, const std::string& op_type, int 
 
 std::vector<ir::Tensor> run_node(solver::Context& ctx, const ir::Node& node, size_t node_index,
                                  std::span<const ir::Tensor* const> inputs) {
-  const OpDef* def = find_op(node.domain, node.op_type, node.opset);
+  const OpSchema* def = find_op(node.domain, node.op_type, node.opset);
   if (!def) {
     std::string domain = node.domain.empty() ? "ai.onnx" : node.domain;
     throw Unsupported("op '" + node.op_type + "' (domain '" + domain + "', opset " +
@@ -63,13 +99,16 @@ std::vector<ir::Tensor> run_node(solver::Context& ctx, const ir::Node& node, siz
                       node.describe(node_index));
   }
   try {
+    const std::vector<OutputInfo> want = infer_shapes(*def, node, input_infos(ctx, *def, inputs));
     KernelArgs args{ctx, node, inputs};
     std::vector<ir::Tensor> out = def->kernel(args);
-    // A node may omit trailing outputs, never ask for more than the op has.
-    if (node.outputs.size() > out.size()) {
-      throw InputError("has " + std::to_string(node.outputs.size()) + " outputs, but " +
-                       node.op_type + " produces " + std::to_string(out.size()));
-    }
+    ONNX_TV_ASSERT(out.size() >= want.size(), node.op_type + " kernel gave " +
+                   std::to_string(out.size()) + " outputs for " + std::to_string(want.size()));
+    for (size_t k = 0; k < want.size(); ++k)
+      ONNX_TV_ASSERT(!want[k].shape || *want[k].shape == out[k].shape,
+                     node.op_type + " output #" + std::to_string(k) + ": the kernel's shape " +
+                         ir::shape_string(out[k].shape) + " differs from its schema's " +
+                         ir::shape_string(*want[k].shape));
     return out;
   } catch (Error& e) {
     e.add_context(node.describe(node_index));
@@ -77,9 +116,13 @@ std::vector<ir::Tensor> run_node(solver::Context& ctx, const ir::Node& node, siz
   }
 }
 
-std::vector<const OpDef*> all_ops() {
-  std::vector<const OpDef*> out;
-  for (const OpDef& d : table().defs) out.push_back(&d);
+const OpSchema* schema_of(const ir::Node& node) {
+  return find_op(node.domain, node.op_type, node.opset);
+}
+
+std::vector<const OpSchema*> all_ops() {
+  std::vector<const OpSchema*> out;
+  for (const OpSchema& d : table().defs) out.push_back(&d);
   return out;
 }
 

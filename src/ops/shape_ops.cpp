@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ops/infer_detail.h"
 #include "ops/kernel_util.h"
 
 namespace onnx_tv::ops::detail {
@@ -24,36 +25,9 @@ Tensor remap(const Tensor& x, Shape out_shape, F in_offset) {
 Tensor with_shape(const Tensor& x, Shape s) { return ir::make_tensor(x.dtype, std::move(s), x.data); }
 
 std::vector<Tensor> reshape_kernel(KernelArgs& a) {
-  expect_input_count(a, 2, 2);
   const Tensor& x = input(a, 0);
   const std::vector<int64_t> target = const_ints(a.ctx, input(a, 1), "shape (input #1)");
-  const bool allowzero = attr_int(a.node, "allowzero", 0) != 0;
-  const std::string what = "target shape " + ir::shape_string(target) + " for data of shape " +
-                           ir::shape_string(x.shape);
-  Shape out;
-  int64_t infer = -1, known = 1;
-  for (size_t i = 0; i < target.size(); ++i) {
-    int64_t s = target[i];
-    if (s == -1) {
-      if (infer >= 0) throw InputError(what + ": more than one -1");
-      infer = int64_t(i);
-      out.push_back(1);
-      continue;
-    }
-    if (s == 0 && !allowzero) {
-      if (i >= x.shape.size()) throw InputError(what + ": 0 at a position the data lacks");
-      s = x.shape[i];
-    }
-    if (s < 0) throw InputError(what + ": negative size " + std::to_string(s));
-    out.push_back(s);
-    known *= s;
-  }
-  if (infer >= 0) {
-    if (known == 0 || x.size() % known != 0) throw InputError(what + ": cannot infer the -1");
-    out[infer] = x.size() / known;
-  }
-  if (ir::element_count(out) != x.size()) throw InputError(what + ": element counts differ");
-  return {with_shape(x, std::move(out))};
+  return {with_shape(x, reshape_target(x.shape, target, attr_int(a.node, "allowzero", 0) != 0))};
 }
 
 std::vector<Tensor> flatten_kernel(KernelArgs& a) {
@@ -78,39 +52,17 @@ std::optional<std::vector<int64_t>> axes_arg(KernelArgs& a, bool from_input) {
 
 Kernel squeeze_kernel(bool from_input) {
   return [from_input](KernelArgs& a) {
-    expect_input_count(a, 1, from_input ? 2 : 1);
     const Tensor& x = input(a, 0);
-    std::vector<bool> drop(x.shape.size(), false);
-    if (auto axes = axes_arg(a, from_input)) {
-      for (int64_t ax : normalize_axes(*axes, x.rank(), "axes")) {
-        if (x.shape[ax] != 1) {
-          throw InputError("cannot squeeze axis " + std::to_string(ax) + " of shape " +
-                           ir::shape_string(x.shape) + ": its size is not 1");
-        }
-        drop[ax] = true;
-      }
-    } else {
-      for (size_t d = 0; d < drop.size(); ++d) drop[d] = x.shape[d] == 1;
-    }
-    Shape out;
-    for (size_t d = 0; d < drop.size(); ++d) if (!drop[d]) out.push_back(x.shape[d]);
-    return std::vector<Tensor>{with_shape(x, std::move(out))};
+    return std::vector<Tensor>{with_shape(x, squeezed(x.shape, axes_arg(a, from_input)))};
   };
 }
 
 Kernel unsqueeze_kernel(bool from_input) {
   return [from_input](KernelArgs& a) {
-    expect_input_count(a, from_input ? 2 : 1, from_input ? 2 : 1);
     const Tensor& x = input(a, 0);
     auto axes = axes_arg(a, from_input);
     if (!axes) throw InputError("axes are required");
-    const int64_t rank = x.rank() + int64_t(axes->size());
-    std::vector<bool> added(rank, false);
-    for (int64_t ax : normalize_axes(*axes, rank, "axes")) added[ax] = true;
-    Shape out;
-    size_t next = 0;
-    for (int64_t d = 0; d < rank; ++d) out.push_back(added[d] ? 1 : x.shape[next++]);
-    return std::vector<Tensor>{with_shape(x, std::move(out))};
+    return std::vector<Tensor>{with_shape(x, unsqueezed(x.shape, *axes))};
   };
 }
 
@@ -160,32 +112,8 @@ Kernel split_kernel(int version) {
     }
     const auto num_attr = version >= 18 ? attr_int_opt(a.node, "num_outputs") : std::nullopt;
     if (sizes && num_attr) throw InputError("gives both the split input and num_outputs");
-    if (!sizes) {
-      const int64_t n = num_attr ? *num_attr : int64_t(a.node.outputs.size());
-      if (n <= 0) throw InputError("number of outputs must be positive");
-      if (!num_attr && dim % n != 0) {
-        throw InputError("axis " + std::to_string(axis) + " of size " + std::to_string(dim) +
-                         " does not split evenly into " + std::to_string(n) + " outputs");
-      }
-      const int64_t chunk = (dim + n - 1) / n;
-      sizes.emplace();
-      for (int64_t left = dim, i = 0; i < n; ++i, left -= chunk) {
-        sizes->push_back(std::max<int64_t>(0, std::min(chunk, left)));
-      }
-    }
-    int64_t total = 0;
-    for (int64_t s : *sizes) {
-      if (s < 0) throw InputError("split sizes " + ir::shape_string(*sizes) + " hold a negative");
-      total += s;
-    }
-    if (total != dim) {
-      throw InputError("split sizes " + ir::shape_string(*sizes) + " do not add up to " +
-                       std::to_string(dim) + ", the size of axis " + std::to_string(axis));
-    }
-    if (!a.node.outputs.empty() && a.node.outputs.size() != sizes->size()) {
-      throw InputError("has " + std::to_string(a.node.outputs.size()) + " outputs but " +
-                       std::to_string(sizes->size()) + " split sizes");
-    }
+    sizes = split_sizes(dim, sizes, num_attr ? *num_attr : int64_t(a.node.outputs.size()),
+                        num_attr.has_value(), a.node.outputs.size());
     const int64_t outer = product(x.shape, 0, axis), inner = product(x.shape, axis + 1, x.rank());
     std::vector<Tensor> out;
     int64_t start = 0;
@@ -205,36 +133,14 @@ Kernel split_kernel(int version) {
 }
 
 std::vector<Tensor> slice_of(const Tensor& x, const std::vector<int64_t>& starts,
-                             const std::vector<int64_t>& ends, std::vector<int64_t> axes,
+                             const std::vector<int64_t>& ends, const std::vector<int64_t>& axes,
                              const std::vector<int64_t>& steps) {
-  if (ends.size() != starts.size() || axes.size() != starts.size() ||
-      steps.size() != starts.size()) {
-    throw InputError("starts, ends, axes and steps must have the same length (" +
-                     std::to_string(starts.size()) + ", " + std::to_string(ends.size()) + ", " +
-                     std::to_string(axes.size()) + ", " + std::to_string(steps.size()) + ")");
-  }
-  axes = normalize_axes(axes, x.rank(), "axes");
   std::vector<int64_t> first(x.rank(), 0), step(x.rank(), 1);
   Shape out = x.shape;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    const int64_t ax = axes[i], dim = x.shape[ax], st = steps[i];
-    if (st == 0) throw InputError("step for axis " + std::to_string(ax) + " is 0");
-    // Clamping as the ONNX spec gives it; large sentinels (INT64_MAX) clamp without overflow.
-    int64_t s = starts[i] < 0 ? starts[i] + dim : starts[i];
-    int64_t e = ends[i] < 0 ? ends[i] + dim : ends[i];
-    if (dim == 0) {
-      out[ax] = 0;  // nothing to select (and the clamps below would have an empty range)
-    } else if (st > 0) {
-      s = std::clamp<int64_t>(s, 0, dim);
-      e = std::clamp<int64_t>(e, 0, dim);
-      out[ax] = e > s ? (e - s + st - 1) / st : 0;
-    } else {
-      s = std::clamp<int64_t>(s, 0, dim - 1);
-      e = std::clamp<int64_t>(e, -1, dim - 1);
-      out[ax] = s > e ? (s - e - st - 1) / -st : 0;
-    }
-    first[ax] = s;
-    step[ax] = st;
+  for (const SliceAxis& r : slice_ranges(x.shape, starts, ends, axes, steps)) {
+    out[r.axis] = r.size;
+    first[r.axis] = r.first;
+    step[r.axis] = r.step;
   }
   const std::vector<int64_t> st = ir::strides(x.shape);
   return {remap(x, out, [&](const std::vector<int64_t>& idx) {
@@ -320,22 +226,32 @@ std::vector<Tensor> tile_kernel(KernelArgs& a) {
 
 }  // namespace
 
-void add_shape_ops(std::vector<OpDef>& defs) {
-  add_op(defs, "Reshape", {5, 13, 14, 19}, reshape_kernel);
-  add_op(defs, "Flatten", {1, 9, 11, 13}, flatten_kernel);
-  add_op(defs, "Squeeze", {1, 11}, squeeze_kernel(false));
-  add_op(defs, "Squeeze", {13}, squeeze_kernel(true));
-  add_op(defs, "Unsqueeze", {1, 11}, unsqueeze_kernel(false));
-  add_op(defs, "Unsqueeze", {13}, unsqueeze_kernel(true));
-  add_op(defs, "Concat", {4, 11, 13}, concat_kernel);
-  add_op(defs, "Split", {2, 11}, split_kernel(11));
-  add_op(defs, "Split", {13}, split_kernel(13));
-  add_op(defs, "Split", {18}, split_kernel(18));
-  add_op(defs, "Slice", {1}, slice_v1_kernel);
-  add_op(defs, "Slice", {10, 11, 13}, slice_kernel);
-  add_op(defs, "Transpose", {1, 13}, transpose_kernel);
-  add_op(defs, "Expand", {8, 13}, expand_kernel);
-  add_op(defs, "Tile", {6, 13}, tile_kernel);
+void add_shape_ops(std::vector<OpSchema>& defs) {
+  using enum DimRule;
+  using enum Movement;
+  // Every op here moves elements: linear in its data (input #0, Concat: all), shape inputs apart.
+  auto moves = [](DimRule rule, Movement m, uint32_t shape_inputs, bool exact = true) {
+    return Traits{.rule = rule, .algebra = Algebra::Moves, .linearity = Linearity::Joint,
+                  .movement = m, .shape_inputs = shape_inputs, .data_inputs = ~shape_inputs,
+                  .linear_inputs = ~shape_inputs, .shape_arith = exact};
+  };
+  add_op(defs, "Reshape", {5, 13, 14, 19}, reshape_kernel, moves(Reshape, Copies, 0b10));
+  add_op(defs, "Flatten", {1, 9, 11, 13}, flatten_kernel, moves(Flatten, Copies, 0));
+  add_op(defs, "Squeeze", {1, 11}, squeeze_kernel(false), moves(Squeeze, Copies, 0));
+  add_op(defs, "Squeeze", {13}, squeeze_kernel(true), moves(Squeeze, Copies, 0b10));
+  add_op(defs, "Unsqueeze", {1, 11}, unsqueeze_kernel(false), moves(Unsqueeze, Copies, 0));
+  add_op(defs, "Unsqueeze", {13}, unsqueeze_kernel(true), moves(Unsqueeze, Copies, 0b10));
+  Traits concat = moves(Concat, None, 0);
+  concat.same_types = ~0u;
+  add_op(defs, "Concat", {4, 11, 13}, concat_kernel, concat);
+  add_op(defs, "Split", {2, 11}, split_kernel(11), moves(Split, Selects, 0, false));
+  add_op(defs, "Split", {13}, split_kernel(13), moves(Split, Selects, 0b10, false));
+  add_op(defs, "Split", {18}, split_kernel(18), moves(Split, Selects, 0b10, false));
+  add_op(defs, "Slice", {1}, slice_v1_kernel, moves(Slice, Selects, 0));
+  add_op(defs, "Slice", {10, 11, 13}, slice_kernel, moves(Slice, Selects, 0b11110));
+  add_op(defs, "Transpose", {1, 13}, transpose_kernel, moves(Transpose, Copies, 0));
+  add_op(defs, "Expand", {8, 13}, expand_kernel, moves(Expand, None, 0b10));
+  add_op(defs, "Tile", {6, 13}, tile_kernel, moves(Tile, None, 0b10));
 }
 
 }  // namespace onnx_tv::ops::detail

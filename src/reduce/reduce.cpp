@@ -195,6 +195,8 @@ Outcome reduce_plan(const ir::Graph& spec, const FewerRanks& fewer,
     const bool whole = fewer.axes.empty() && !fewer.micro_batch_count;
     if (dynamic_cast<const solver::MathError*>(&e) && !whole) o.why = e.message();
     else throw;
+  } catch (const InternalError&) {
+    throw;  // a bug, never a reason to skip reduction
   } catch (const Error& e) {
     o.why = e.message();
   }

@@ -8,10 +8,10 @@ namespace {
 using RegistryTest = OpTest;
 
 TEST(Registry, FindsTheLatestVersionAtOrBelowTheOpset) {
-  const OpDef* s17 = find_op("", "Softmax", 17);
+  const OpSchema* s17 = find_op("", "Softmax", 17);
   ASSERT_NE(s17, nullptr);
   EXPECT_EQ(s17->since_version, 13);
-  const OpDef* s12 = find_op("ai.onnx", "Softmax", 12);
+  const OpSchema* s12 = find_op("ai.onnx", "Softmax", 12);
   ASSERT_NE(s12, nullptr);
   EXPECT_EQ(s12->since_version, 11);
   EXPECT_EQ(find_op("", "ReduceMean", 18)->since_version, 18);
@@ -23,7 +23,7 @@ TEST(Registry, FindsTheLatestVersionAtOrBelowTheOpset) {
 
 TEST(Registry, ListsEveryRequiredOp) {
   std::set<std::string> names;
-  for (const OpDef* d : all_ops()) names.insert(d->op_type);
+  for (const OpSchema* d : all_ops()) names.insert(d->op_type);
   for (const char* op :
        {"Add", "Sub", "Mul", "Div", "Neg", "Pow", "Sqrt", "Reciprocal", "Exp", "Log", "Tanh",
         "Erf", "Sigmoid", "Relu", "Softmax", "LogSoftmax", "MatMul", "Gemm", "Einsum",

@@ -1,0 +1,79 @@
+// The part of validation ONNX's own schemas know exactly: how many inputs and outputs an op
+// takes, which of them may be omitted, and each attribute's kind. Asked at the node's opset so
+// a node is held to the revision its model declares.
+#include <onnx/defs/schema.h>
+
+#include <cctype>
+#include <limits>
+
+#include "common/errors.h"
+#include "ops/infer_shapes.h"
+
+namespace onnx_tv::ops {
+
+namespace {
+
+using Kind = ir::Attribute::Kind;
+
+onnx::AttributeProto::AttributeType proto_kind(Kind k) {
+  switch (k) {
+    case Kind::Int: return onnx::AttributeProto::INT;
+    case Kind::Float: return onnx::AttributeProto::FLOAT;
+    case Kind::String: return onnx::AttributeProto::STRING;
+    case Kind::Ints: return onnx::AttributeProto::INTS;
+    case Kind::Floats: return onnx::AttributeProto::FLOATS;
+    case Kind::Strings: return onnx::AttributeProto::STRINGS;
+    case Kind::Tensor: return onnx::AttributeProto::TENSOR;
+    case Kind::Graph: return onnx::AttributeProto::GRAPH;
+  }
+  return onnx::AttributeProto::UNDEFINED;
+}
+
+std::string kind_name(onnx::AttributeProto::AttributeType t) {
+  std::string s = onnx::AttributeProto::AttributeType_Name(t);
+  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string range(int lo, int hi) {
+  if (lo == hi) return std::to_string(lo);
+  if (hi == std::numeric_limits<int>::max()) return "at least " + std::to_string(lo);
+  return "between " + std::to_string(lo) + " and " + std::to_string(hi);
+}
+
+}  // namespace
+
+void check_onnx_schema(const ir::Node& node, int since_version) {
+  if (!(node.domain.empty() || node.domain == "ai.onnx")) return;
+  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(node.op_type, node.opset, "");
+  if (!s) return;  // not an ONNX op at this opset: the registry says whether onnx-tv models it
+  // A revision newer than the ONNX library knows (ReduceMax-18 with its axes input) is checked
+  // by onnx-tv's own shape function only; an older schema would hold it to the wrong counts.
+  if (s->since_version() < since_version) return;
+  const std::string rev = node.op_type + "-" + std::to_string(s->since_version());
+  const int n_in = int(node.inputs.size()), n_out = int(node.outputs.size());
+  if (n_in < s->min_input() || n_in > s->max_input())
+    throw InputError("has " + std::to_string(n_in) + " inputs; " + rev + " takes " +
+                     range(s->min_input(), s->max_input()));
+  if (n_out < s->min_output() || n_out > s->max_output())
+    throw InputError("has " + std::to_string(n_out) + " outputs; " + rev + " gives " +
+                     range(s->min_output(), s->max_output()));
+  const auto& formal = s->inputs();
+  for (int i = 0; i < n_in && i < int(formal.size()); ++i)
+    if (node.inputs[size_t(i)].empty() &&
+        formal[size_t(i)].GetOption() == onnx::OpSchema::FormalParameterOption::Single)
+      throw InputError("omits input #" + std::to_string(i) + " ('" + formal[size_t(i)].GetName() +
+                       "'), which " + rev + " requires");
+  for (const auto& [name, a] : s->attributes()) {
+    auto it = node.attributes.find(name);
+    if (it == node.attributes.end()) {
+      if (a.required) throw InputError("lacks attribute '" + name + "', which " + rev + " requires");
+      continue;
+    }
+    if (proto_kind(it->second.kind) != a.type)
+      throw InputError("attribute '" + name + "' is " + kind_name(proto_kind(it->second.kind)) +
+                       "; " + rev + " expects " + kind_name(a.type));
+  }
+}
+
+}  // namespace onnx_tv::ops
