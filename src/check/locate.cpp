@@ -1,6 +1,7 @@
 #include "check/locate.h"
 
 #include "check/misused_collective.h"
+#include "ops/registry.h"
 
 #include <algorithm>
 #include <functional>
@@ -48,33 +49,31 @@ struct Dataflow {
   }
 };
 
-bool linear_op(const std::string& op) {
-  static const std::set<std::string> ops = {
-      "Add", "Sub", "Sum", "Neg", "Identity", "Cast", "Reshape", "Transpose", "Squeeze",
-      "Unsqueeze", "Flatten", "Concat", "Slice", "Split", "Mul", "Div", "AllGather",
-      "ReduceScatter", "AllReduce", "AllToAll", "Broadcast", "Send", "Recv", "Expand", "Tile",
-      "ReduceSum"};
-  return ops.count(op) > 0;
-}
-
 using IsConstant = std::function<bool(int64_t rank, const std::string& name)>;
 
 void add_node(Dataflow& df, int64_t rank, const ir::Node& node, size_t index,
               const IsConstant& is_constant) {
-  // Mul and Div are linear in a partial value only when the other operand is a constant.
-  bool linear = linear_op(node.op_type);
-  if (linear && (node.op_type == "Mul" || node.op_type == "Div")) {
-    linear = false;
-    for (const auto& in : node.inputs) linear = linear || is_constant(rank, in);
+  // Collectives carry partial sums; an op carries them by its schema's linearity: jointly
+  // linear ops always, Mul and Div only when their other operands are constants.
+  const ops::OpSchema* schema = ops::schema_of(node);
+  bool linear = frontend::is_comm_op(node) ||
+                (schema && schema->traits.linearity == ops::Linearity::Joint);
+  if (schema && schema->traits.linearity == ops::Linearity::EachAlone) {
+    for (size_t k = 0; k < node.inputs.size() && !linear; ++k) {
+      if (!schema->is_linear_input(k)) continue;
+      bool others_constant = true;
+      for (size_t j = 0; j < node.inputs.size(); ++j)
+        if (j != k && !node.inputs[j].empty() && !is_constant(rank, node.inputs[j]))
+          others_constant = false;
+      linear = others_constant;
+    }
   }
   for (const auto& out : node.outputs) {
     if (out.empty()) continue;
     size_t o = df.id({rank, out});
     df.producer[o] = {rank, index};
     df.linear[o] = linear;
-    static const std::set<std::string> movers = {"Identity", "Reshape", "Flatten", "Squeeze",
-                                                 "Unsqueeze", "Cast", "Transpose"};
-    df.moves[o] = movers.count(node.op_type) > 0;
+    df.moves[o] = schema && schema->traits.movement == ops::Movement::Copies;
     for (const auto& in : node.inputs)
       if (!in.empty()) df.edge({rank, in}, {rank, out});
   }

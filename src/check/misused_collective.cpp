@@ -3,6 +3,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "ops/registry.h"
+
 namespace onnx_tv::prove {
 
 namespace {
@@ -35,13 +37,11 @@ bool reduces(ir::CommKind k) {
 // Reshape), on `rank`; itself when it was computed.
 std::string moved_from(const frontend::Plan& plan, const exec::Env& env, int64_t rank,
                        const std::string& name) {
-  static const std::set<std::string> movers = {"Identity", "Reshape", "Flatten", "Squeeze",
-                                               "Unsqueeze", "Cast", "Transpose", "Slice",
-                                               "Split", "Gather"};
   auto it = env.producer.find(name);
   if (it == env.producer.end()) return name;
   const ir::Node& node = plan.program_of(rank).nodes[it->second];
-  if (!movers.count(node.op_type) || node.inputs.empty()) return name;
+  const ops::OpSchema* schema = ops::schema_of(node);
+  if (!schema || schema->traits.movement == ops::Movement::None || node.inputs.empty()) return name;
   return node.inputs[0];
 }
 

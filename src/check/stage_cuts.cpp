@@ -2,16 +2,18 @@
 
 #include <unordered_map>
 
+#include "ops/registry.h"
+
 namespace onnx_tv::prove {
 
 StageCuts::StageCuts(solver::Context& ctx, const ir::Graph& spec, size_t max_terms)
     : ctx_(ctx), max_terms_(max_terms) {
   std::unordered_map<std::string, bool> summed;  // tensor -> every consumer so far adds it
   for (const auto& node : spec.nodes) {
-    if (node.domain.empty() && (node.op_type == "ReduceSum" || node.op_type == "ReduceMean"))
+    const ops::OpSchema* schema = ops::schema_of(node);
+    if (schema && schema->traits.algebra == ops::Algebra::SumReduction)
       reductions_.insert(node.outputs[0]);
-    const bool adds = node.domain.empty() && (node.op_type == "Add" || node.op_type == "Sub" ||
-                                              node.op_type == "Sum");
+    const bool adds = schema && schema->adds();
     for (const auto& in : node.inputs)
       if (!in.empty()) {
         auto [it, fresh] = summed.emplace(in, adds);

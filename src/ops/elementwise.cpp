@@ -135,10 +135,11 @@ void add_elementwise_ops(std::vector<OpSchema>& defs) {
   add_op(defs, "Neg", {6, 13}, unary_kernel(&Context::neg),
          {.rule = Broadcast, .algebra = Affine, .linearity = Joint, .shape_arith = true});
   const Traits exact_function{.rule = Broadcast, .algebra = Function, .shape_arith = true};
+  const Traits kink{.rule = Broadcast, .algebra = Function, .shape_arith = true, .piecewise = true};
   const Traits function{.rule = Broadcast, .algebra = Function};
   add_op(defs, "Sqrt", {6, 13}, unary_kernel(&Context::sqrt), exact_function);
   add_op(defs, "Reciprocal", {6, 13}, unary_kernel(&Context::recip), exact_function);
-  add_op(defs, "Abs", {6, 13}, unary_kernel(&Context::abs), exact_function);
+  add_op(defs, "Abs", {6, 13}, unary_kernel(&Context::abs), kink);
   add_op(defs, "Exp", {6, 13}, unary_kernel(&Context::exp), function);
   add_op(defs, "Log", {6, 13}, unary_kernel(&Context::log), function);
   add_op(defs, "Tanh", {6, 13}, unary_kernel(&Context::tanh), function);
@@ -147,10 +148,12 @@ void add_elementwise_ops(std::vector<OpSchema>& defs) {
   add_op(defs, "Sin", {7}, unary_kernel(&Context::sin), function);
   add_op(defs, "Cos", {7}, unary_kernel(&Context::cos), function);
   add_op(defs, "Sigmoid", {6, 13}, unary_kernel(&Context::sigmoid), function);
-  add_op(defs, "Relu", {6, 13, 14}, unary_kernel(&Context::relu), function);
+  add_op(defs, "Relu", {6, 13, 14}, unary_kernel(&Context::relu),
+         {.rule = Broadcast, .algebra = Function, .piecewise = true});
   for (const char* op : {"Max", "Min"})
     add_op(defs, op, {6, 8, 12, 13}, variadic_kernel(op),
-           {.rule = Broadcast, .algebra = Function, .same_types = all, .shape_arith = true});
+           {.rule = Broadcast, .algebra = Function, .same_types = all, .shape_arith = true,
+            .piecewise = true});
   add_op(defs, "Sum", {6, 8, 13}, variadic_kernel("Sum"),
          {.rule = Broadcast, .algebra = Sum, .linearity = Joint, .same_types = all});
   add_op(defs, "Mean", {6, 8, 13}, variadic_kernel("Mean"),

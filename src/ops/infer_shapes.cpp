@@ -59,6 +59,7 @@ using namespace detail;
 
 Outputs dispatch(const ShapeArgs& a) {
   switch (a.schema.traits.rule) {
+    case DimRule::Unset: break;
     case DimRule::Broadcast: return infer_broadcast(a);
     case DimRule::SameShape: return infer_same_shape(a);
     case DimRule::Transpose: return infer_transpose(a);

@@ -111,7 +111,7 @@ std::vector<Tensor> trilu_kernel(KernelArgs& a) {
 void add_logic_ops(std::vector<OpSchema>& defs) {
   using enum DimRule;
   const Traits compare{.rule = Broadcast, .algebra = Algebra::Function, .same_types = 0b11,
-                       .result = ResultType::Bool, .shape_arith = true};
+                       .result = ResultType::Bool, .shape_arith = true, .piecewise = true};
   add_op(defs, "Equal", {11, 13}, compare_kernel(Cmp::Equal), compare);
   add_op(defs, "Less", {9, 13}, compare_kernel(Cmp::Less), compare);
   add_op(defs, "Greater", {9, 13}, compare_kernel(Cmp::Greater), compare);

@@ -21,6 +21,7 @@ namespace onnx_tv::ops {
 // same families for shape reduction. Both switch over every family, so a family cannot lack
 // either (the compiler's -Wswitch names the missing case).
 enum class DimRule {
+  Unset,       // a registration that forgot its rule: the registry's test fails on it
   Broadcast,   // elementwise over numpy-broadcast inputs
   SameShape,   // one input, output of its shape, values along an axis mixed (Softmax)
   Transpose,
@@ -49,6 +50,7 @@ enum class DimRule {
 
 // How output values are made of input values, for passes that follow sums and counts.
 enum class Algebra {
+  Unset,        // a registration that forgot its algebra: the registry's test fails on it
   Sum,          // adds its operands (Add, Sum)
   Difference,   // Sub
   Affine,       // a fixed linear map of each element, or a mean of operands (Neg, Cast, Mean)
@@ -95,6 +97,9 @@ struct Traits {
   uint32_t same_types = 0;     // bits of the inputs that must share one element type
   ResultType result = ResultType::Input0;
   bool shape_arith = false;    // exact and cheap on small integer tensors (torch's shape code)
+  // Its value changes form at thresholds of its operands (comparisons, Max, Relu): no affine
+  // map of positions preserves what it reads from them.
+  bool piecewise = false;
 };
 
 // What a kernel sees. Omitted optional inputs are nullptr. The node was validated by its
@@ -119,6 +124,11 @@ struct OpSchema {
   bool is_shape_input(size_t k) const { return k < 32 && (traits.shape_inputs >> k) & 1u; }
   bool is_data_input(size_t k) const { return k >= 32 || (traits.data_inputs >> k) & 1u; }
   bool is_linear_input(size_t k) const { return k < 32 && (traits.linear_inputs >> k) & 1u; }
+  bool has_rule(DimRule r) const { return traits.rule == r; }
+  // Adds its operands with signs (Add, Sub, Sum).
+  bool adds() const { return traits.algebra == Algebra::Sum || traits.algebra == Algebra::Difference; }
+  // Normalises its values along an axis (Softmax, LogSoftmax).
+  bool normalizes() const { return traits.rule == DimRule::SameShape && traits.algebra == Algebra::Function; }
 };
 
 // What validation knows of one input at full size: its shape and type, and its integer values

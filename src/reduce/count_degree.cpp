@@ -14,6 +14,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "ops/registry.h"
 #include "reduce/micro_batches.h"
 #include "reduce/reduce_detail.h"
 
@@ -52,7 +53,7 @@ class Walker {
   Degrees node(ProgramDims& prog, size_t idx,
                const std::unordered_map<std::string, Degrees>& values) {
     const ir::Node& n = prog.graph->nodes[idx];
-    const std::string& op = n.op_type;
+    const ops::OpSchema* schema = ops::schema_of(n);
     const std::string here = where(prog, idx);
     std::vector<const Degrees*> in;
     std::vector<const DimValue*> dims;
@@ -83,45 +84,47 @@ class Walker {
       return o;
     };
     const size_t rank0 = dims.empty() || !dims[0] ? 0 : dims[0]->dims.size();
+    using ops::Algebra;
+    using ops::DimRule;
+    const Algebra alg = schema ? schema->traits.algebra : Algebra::Function;
+    auto rule_is = [&](DimRule r) { return schema && schema->has_rule(r); };
+    const bool sizes = rule_is(DimRule::Shape) || rule_is(DimRule::Size);
     std::vector<int64_t> reduced;  // for reductions: the axes reduced
-    if (op.rfind("Reduce", 0) == 0 && !dims.empty() && dims[0])
+    if (rule_is(DimRule::Reduce) && !dims.empty() && dims[0])
       reduced = reduced_axes(inf_, n, *dims[0], dims);
     for (size_t k = 0; k < size(); ++k) {
       int d = 0;
-      if (op == "Add" || op == "Sub" || op == "Neg" || op == "Sum" || op == "Mean" ||
-          op == "Identity" || op == "Cast" || op == "CastLike" || op == "Reshape" ||
-          op == "Transpose" || op == "Squeeze" || op == "Unsqueeze" || op == "Flatten" ||
-          op == "Expand" || op == "Tile" || op == "Slice" || op == "Split" || op == "Concat" ||
-          op == "Dropout" || op == "Trilu") {
+      if (alg == Algebra::Sum || alg == Algebra::Difference || alg == Algebra::Affine ||
+          (alg == Algebra::Moves && !sizes)) {
         d = max_in(k);
-      } else if (op == "Gather") {
+      } else if (alg == Algebra::Gather) {
         d = deg(1, k) > 0 ? kUnbounded : deg(0, k);
-      } else if (op == "Where") {
+      } else if (alg == Algebra::Select) {
         d = deg(0, k) > 0 ? kUnbounded : std::max(deg(1, k), deg(2, k));
-      } else if (op == "Mul") {
+      } else if (alg == Algebra::Product) {
         d = add(deg(0, k), deg(1, k));
-      } else if (op == "Div") {
+      } else if (alg == Algebra::Quotient) {
         d = deg(1, k) > 0 ? kUnbounded : deg(0, k);
-      } else if (op == "Pow") {
+      } else if (alg == Algebra::Power) {
         std::optional<std::vector<int64_t>> e;
         if (dims.size() > 1 && dims[1] && dims[1]->concrete) e = integer_values(inf_, *dims[1]);
         if (deg(1, k) == 0 && deg(0, k) == 0) d = 0;
         else if (deg(1, k) == 0 && e && e->size() == 1 && (*e)[0] >= 0)
           d = int(std::min<int64_t>(kUnbounded, int64_t(deg(0, k)) * (*e)[0]));
         else d = kUnbounded;
-      } else if (op == "MatMul" || op == "Gemm") {
+      } else if (rule_is(DimRule::MatMul) || rule_is(DimRule::Gemm)) {
+        const bool gemm = rule_is(DimRule::Gemm);
         int64_t ka = int64_t(rank0) - 1;
-        if (op == "Gemm" && n.attribute("transA") && n.attribute("transA")->i) ka = 0;
+        if (gemm && n.attribute("transA") && n.attribute("transA")->i) ka = 0;
         d = add(add(deg(0, k), deg(1, k)), axis_occ(0, {ka}, k));
-        if (op == "Gemm") d = std::max(d, deg(2, k));
-      } else if (op == "ReduceSum" || op == "ReduceMean") {
+        if (gemm) d = std::max(d, deg(2, k));
+      } else if (rule_is(DimRule::Reduce) && alg == Algebra::SumReduction) {
         d = add(deg(0, k), axis_occ(0, reduced, k));
-      } else if (op == "ReduceSumSquare") {
+      } else if (rule_is(DimRule::Reduce) && alg == Algebra::Reduction) {  // a sum of squares
         d = add(add(deg(0, k), deg(0, k)), axis_occ(0, reduced, k));
-      } else if (op.rfind("Reduce", 0) == 0) {
+      } else if (rule_is(DimRule::Reduce)) {
         d = deg(0, k) > 0 || axis_occ(0, reduced, k) > 0 ? kUnbounded : 0;
-      } else if (op == "Shape" || op == "Size" || op == "Constant" || op == "ConstantOfShape" ||
-                 op == "Range") {
+      } else if (sizes || alg == Algebra::Source) {
         d = 0;
       } else {
         // Not a polynomial (exp, 1/x, max, comparisons, softmax, norms) or mixing along an axis
@@ -138,10 +141,9 @@ class Walker {
   }
 
  private:
-  // Softmax, LayerNormalization, CumSum, ArgMax and TopK mix the elements along some axes;
-  // whether one of those holds the count.
+  // Softmax and LayerNormalization mix the elements along some axes; whether one of those
+  // holds the count.
   bool mixes_along_count(const ir::Node& n, const std::vector<const DimValue*>& dims, size_t k) {
-    const std::string& op = n.op_type;
     if (dims.empty() || !dims[0]) return false;
     const DimShape& s = dims[0]->dims;
     const int64_t r = int64_t(s.size());
@@ -151,20 +153,14 @@ class Walker {
       return v < 0 ? v + r : v;
     };
     int64_t from = 0, to = 0;  // the axes [from, to) it mixes along
-    if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") {
+    const ops::OpSchema* schema = ops::schema_of(n);
+    if (!schema) {
+      from = 0, to = r;  // unknown: every axis
+    } else if (schema->normalizes()) {
       from = attr("axis", n.opset < 13 ? 1 : -1);
       to = n.opset < 13 ? r : from + 1;  // the older forms flatten every axis from `axis` on
-    } else if (op == "LayerNormalization") {
+    } else if (schema->has_rule(ops::DimRule::LayerNorm)) {
       from = attr("axis", -1), to = r;
-    } else if (op == "ArgMax" || op == "ArgMin") {
-      from = attr("axis", 0), to = from + 1;
-    } else if (op == "TopK") {
-      from = attr("axis", -1), to = from + 1;
-    } else if (op == "CumSum") {
-      from = 0, to = r;  // its axis is an input: every axis, to be safe
-      if (dims.size() > 1 && dims[1])
-        if (auto v = integer_values(inf_, *dims[1]); v && v->size() == 1)
-          from = (*v)[0] < 0 ? (*v)[0] + r : (*v)[0], to = from + 1;
     } else {
       return false;
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "ops/registry.h"
 #include "reduce/micro_batch_detail.h"
 
 namespace onnx_tv::reduce::micro {
@@ -138,7 +139,8 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
     return it == decl.end() ? std::string() : it->second;
   };
   auto is_sum = [&](size_t i) {
-    return g.nodes[i].domain.empty() && (g.nodes[i].op_type == "Add" || g.nodes[i].op_type == "Sum");
+    const ops::OpSchema* s = ops::schema_of(g.nodes[i]);
+    return s && s->traits.algebra == ops::Algebra::Sum;
   };
   // The node reading `v`, when one node alone does and v is not a graph output.
   auto only_user = [&](const std::string& v) -> std::optional<size_t> {

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "common/errors.h"
+#include "ops/registry.h"
 #include "reduce/reduce.h"
 #include "reduce/reduce_detail.h"
 
@@ -89,7 +90,8 @@ struct Rewriter {
 
   void rewrite_node(size_t i) {
     Node n = p.graph->nodes[i];
-    const std::string& op = n.op_type;
+    const ops::OpSchema* schema = ops::schema_of(n);
+    const ops::DimRule rule = schema ? schema->traits.rule : ops::DimRule::Broadcast;
     bool concrete_out = !n.outputs.empty() && !n.outputs[0].empty() &&
                         p.values.count(n.outputs[0]) && val(n.outputs[0]).concrete.has_value();
     if (concrete_out) {  // recomputed from reduced shapes; its readers are rewritten
@@ -106,26 +108,26 @@ struct Rewriter {
         n.inputs[k] = add_const("full_size", std::move(c));
       }
     }
-    if (op == "Reshape") {
+    if (rule == ops::DimRule::Reshape) {
       std::vector<int64_t> target = concrete_ints(inf, val(n.inputs[1]));
       const DimShape& out = val(n.outputs[0]).dims;
       for (size_t k = 0; k < target.size(); ++k)
         if (target[k] != 0 && target[k] != -1) target[k] = inf.dims.reduced(out[k]);
       set_operand(n, 1, target);
-    } else if (op == "Expand") {
+    } else if (rule == ops::DimRule::Expand) {
       std::vector<int64_t> target = concrete_ints(inf, val(n.inputs[1]));
       const DimShape& out = val(n.outputs[0]).dims;
       for (size_t k = 0; k < target.size(); ++k)
         if (target[k] != 1) target[k] = inf.dims.reduced(out[out.size() - target.size() + k]);
       set_operand(n, 1, target);
-    } else if (op == "Tile") {
+    } else if (rule == ops::DimRule::Tile) {
       // Repeats are counts, kept at full size even when computed from a reduced shape.
       set_operand(n, 1, concrete_ints(inf, val(n.inputs[1])));
-    } else if (op == "ConstantOfShape") {
+    } else if (rule == ops::DimRule::ConstantOfShape) {
       set_operand(n, 0, red(val(n.outputs[0]).dims));
-    } else if (op == "Slice") {
+    } else if (rule == ops::DimRule::Slice) {
       rewrite_slice(n, i);
-    } else if (op == "Split") {
+    } else if (rule == ops::DimRule::Split) {
       std::vector<int64_t> sizes;
       const DimValue& x = val(n.inputs[0]);
       int64_t axis = n.attribute("axis") ? n.attribute("axis")->i : 0;
@@ -135,7 +137,7 @@ struct Rewriter {
       else if (n.attributes.count("split")) n.attributes["split"].ints = sizes;
       else if (inf.dims.reduced(x.dims[size_t(axis)]) % int64_t(n.outputs.size()) != 0)
         cannot(p, i, "an equal split that the reduced size does not divide");
-    } else if (op == "Range") {
+    } else if (rule == ops::DimRule::Range) {
       const int64_t s = concrete_ints(inf, val(n.inputs[0]))[0];
       const int64_t d = concrete_ints(inf, val(n.inputs[2]))[0];
       const Axis& out = val(n.outputs[0]).dims[0];
@@ -145,9 +147,9 @@ struct Rewriter {
         set_operand(n, 0, {start}, true);
         set_operand(n, 1, {start + rlen * d}, true);
       }
-    } else if (op == "Trilu") {
+    } else if (rule == ops::DimRule::Trilu) {
       rewrite_trilu(n, i);
-    } else if (op == "ReduceMean") {
+    } else if (n.op_type == "ReduceMean") {  // its divisor, a count, keeps its full size
       rewrite_mean(n, i);
       return;
     }

@@ -245,15 +245,18 @@ std::vector<DimValue> flatten(RuleArgs& r) {
 
 std::vector<DimValue> squeeze(RuleArgs& r) {
   const DimValue& x = r.need(0);
+  // Axes given (even an empty list) are the ones dropped; none given drops every size-1 axis,
+  // as the kernel does (ops::detail::squeezed).
   std::vector<int64_t> axes;
-  if (auto* a = r.node.attribute("axes")) axes = a->ints;
-  if (r.schema.is_shape_input(1) && r.in.size() > 1 && r.in[1]) axes = r.ints(1, "axes");
+  bool given = false;
+  if (auto* a = r.node.attribute("axes")) axes = a->ints, given = true;
+  if (r.schema.is_shape_input(1) && r.in.size() > 1 && r.in[1]) axes = r.ints(1, "axes"), given = true;
   std::set<int64_t> ax;
   for (auto a : axes) ax.insert(norm(a, x.dims.size()));
   DimShape out;
   for (size_t k = 0; k < x.dims.size(); ++k) {
     const bool one_ext = r.inf.dims.full(x.dims[k]) == 1;
-    if ((ax.empty() && one_ext) || ax.count(int64_t(k))) continue;
+    if ((!given && one_ext) || ax.count(int64_t(k))) continue;
     out.push_back(x.dims[k]);
   }
   return one(r, out);
@@ -466,6 +469,7 @@ std::vector<int64_t> RuleArgs::ints(size_t k, const char* what) const {
 
 std::vector<DimValue> apply_rule(RuleArgs& r) {
   switch (r.schema.traits.rule) {
+    case DimRule::Unset: break;
     case DimRule::Broadcast: return elementwise(r);
     case DimRule::SameShape: return same_shape(r);
     case DimRule::Transpose: return transpose(r);

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <set>
 
+#include "ops/registry.h"
 #include "reduce/infer.h"
 
 namespace onnx_tv::reduce {
@@ -23,15 +24,6 @@ namespace {
 using ir::Node;
 
 int64_t norm_axis(int64_t a, size_t rank) { return a < 0 ? a + int64_t(rank) : a; }
-
-// Ops that read their data's values against one another or against a threshold in a way no
-// affine map of positions preserves.
-const std::set<std::string>& threshold_ops() {
-  static const std::set<std::string> s = {
-      "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Equal", "Mod", "Min", "Max", "Clip",
-      "Floor", "Ceil", "Round", "Sign", "Abs", "Relu", "ArgMax", "ArgMin", "TopK"};
-  return s;
-}
 
 void add_positions(Axis& to, const Axis& from) {
   for (Var v : from)
@@ -52,24 +44,20 @@ void fix_counted(Inference& inf, ProgramDims& prog, size_t idx, const DimShape& 
 // The axes a reduction-like node sums or normalises its data input along.
 std::vector<int64_t> reduced_axes(Inference& inf, const Node& n, const DimValue& x,
                                   const std::vector<const DimValue*>& in) {
-  const std::string& op = n.op_type;
+  const ops::OpSchema* schema = ops::schema_of(n);
   const size_t r = x.dims.size();
   std::vector<int64_t> axes;
-  if (op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") {
+  if (!schema || !(schema->normalizes() || schema->has_rule(ops::DimRule::Reduce))) {
+    for (size_t k = 0; k < r; ++k) axes.push_back(int64_t(k));  // unknown: all of them
+    return axes;
+  }
+  if (schema->normalizes()) {
     const int64_t def = n.opset < 13 ? 1 : -1;
     const int64_t a = norm_axis(n.attribute("axis") ? n.attribute("axis")->i : def, r);
     if (n.opset < 13)  // the older forms normalise over every axis from `axis` on
       for (int64_t k = a; k < int64_t(r); ++k) axes.push_back(k);
     else
       axes.push_back(a);
-    return axes;
-  }
-  if (op == "CumSum") {
-    if (in.size() > 1 && in[1]) {
-      auto v = integer_values(inf, *in[1]);
-      if (v && v->size() == 1) return {norm_axis((*v)[0], r)};
-    }
-    for (size_t k = 0; k < r; ++k) axes.push_back(int64_t(k));  // unknown: all of them
     return axes;
   }
   // Reduce*: attribute axes, or input 1 (opset 18, ReduceSum 13); none means all.
@@ -86,7 +74,7 @@ std::vector<int64_t> reduced_axes(Inference& inf, const Node& n, const DimValue&
 void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
                           std::vector<DimValue>& outs) {
   const Node& n = prog.graph->nodes[idx];
-  const std::string& op = n.op_type;
+  const ops::OpSchema& schema = *ops::schema_of(n);  // infer_node found it
   std::vector<const DimValue*> in;
   bool symbolic = false;
   Axis positions;
@@ -102,18 +90,18 @@ void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
   const DimValue* x = in.empty() ? nullptr : in[0];
 
   if (x && !x->symbolic && !x->concrete) {
-    const bool reduces = op.rfind("Reduce", 0) == 0 || op == "Softmax" || op == "LogSoftmax" ||
-                         op == "Hardmax" || op == "CumSum";
-    if (reduces) fix_counted(inf, prog, idx, x->dims, reduced_axes(inf, n, *x, in));
-    if ((op == "MatMul" || op == "Gemm") && in.size() > 1 && in[1] && !in[1]->symbolic &&
-        !in[1]->concrete) {
+    const bool gemm = schema.has_rule(ops::DimRule::Gemm);
+    if (schema.has_rule(ops::DimRule::Reduce) || schema.normalizes())
+      fix_counted(inf, prog, idx, x->dims, reduced_axes(inf, n, *x, in));
+    if ((gemm || schema.has_rule(ops::DimRule::MatMul)) && in.size() > 1 && in[1] &&
+        !in[1]->symbolic && !in[1]->concrete) {
       int64_t ka = int64_t(x->dims.size()) - 1;
-      if (op == "Gemm" && n.attribute("transA") && n.attribute("transA")->i) ka = 0;
+      if (gemm && n.attribute("transA") && n.attribute("transA")->i) ka = 0;
       fix_counted(inf, prog, idx, x->dims, {ka});
     }
   }
 
-  if (!positions.empty() && threshold_ops().count(op)) {
+  if (!positions.empty() && schema.traits.piecewise) {
     // Positions read against something that is not a position of theirs (Clip's bounds and a
     // Mod's divisor are operands too); one operand alone has its steps and kinks at fixed
     // values of the positions.
@@ -127,17 +115,18 @@ void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
     if (operands == 1) against_other = true;
     if (against_other)
       inf.dims.fix(positions, where(prog, idx) + " reads positions along it against a fixed "
-                                                   "value (" + op + ")");
+                                                   "value (" + n.op_type + ")");
   }
-  if (op == "Div" && !positions.empty() && !outs.empty() && ir::is_integer(outs[0].dtype))
+  if (schema.traits.algebra == ops::Algebra::Quotient && !positions.empty() && !outs.empty() && ir::is_integer(outs[0].dtype))
     inf.dims.fix(positions, where(prog, idx) + " divides positions along it in integers");
 
+  const bool sizes = schema.has_rule(ops::DimRule::Shape) || schema.has_rule(ops::DimRule::Size);
   for (DimValue& o : outs) {
-    o.symbolic = symbolic && op != "Shape" && op != "Size";
-    if (op == "Shape" || op == "Size") continue;  // sizes, frozen at their full value
+    o.symbolic = symbolic && !sizes;
+    if (sizes) continue;  // sizes, frozen at their full value
     add_positions(o.positions, positions);
   }
-  if (op == "Range" && !outs.empty() && !outs[0].concrete && !outs[0].dims.empty())
+  if (schema.has_rule(ops::DimRule::Range) && !outs.empty() && !outs[0].concrete && !outs[0].dims.empty())
     add_positions(outs[0].positions, outs[0].dims[0]);
 }
 

@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <set>
 
+#include "ops/registry.h"
 #include "reduce/infer.h"
 
 namespace onnx_tv::reduce {
@@ -74,41 +75,32 @@ Operand operand(Inference& inf, const DimValue& v, const VarSet& out_vars) {
 }
 
 enum class Kind { Additive, Product, Quotient, Power, Function, Select, Reduction, Contraction,
-                  Moves, Gather, Norm, Source, Other };
+                  Moves, Gather, Norm, Source };
 
-Kind kind_of(const std::string& op) {
-  static const std::set<std::string> additive = {"Add", "Sub", "Sum", "Mean", "Neg", "Identity",
-                                                 "Cast", "CastLike", "Dropout"};
-  static const std::set<std::string> functions = {
-      "Exp", "Log", "Sqrt", "Reciprocal", "Tanh", "Sigmoid", "Erf", "Sin", "Cos", "Relu", "Abs",
-      "Sign", "Floor", "Ceil", "Round", "Softplus", "Gelu", "LeakyRelu", "Elu", "Selu",
-      "HardSigmoid", "HardSwish", "Max", "Min", "Clip", "Less", "LessOrEqual", "Greater",
-      "GreaterOrEqual", "Equal", "Not", "And", "Or", "Xor", "Softmax", "LogSoftmax", "Hardmax",
-      "Mod", "IsNaN", "IsInf", "Mish", "Tan", "Atan", "Asin", "Acos", "Sinh", "Cosh", "Shrink",
-      "ThresholdedRelu", "PRelu", "ArgMax", "ArgMin", "ReduceMax", "ReduceMin", "ReduceL1",
-      "ReduceL2", "ReduceLogSumExp", "ReduceLogSum"};
-  static const std::set<std::string> moves = {
-      "Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Slice", "Split", "Concat",
-      "Expand", "Tile", "Shape", "Size", "Trilu", "DepthToSpace", "SpaceToDepth"};
-  if (additive.count(op)) return Kind::Additive;
-  if (op == "Mul") return Kind::Product;
-  if (op == "Div") return Kind::Quotient;
-  if (op == "Pow") return Kind::Power;
-  if (op == "Where") return Kind::Select;
-  if (functions.count(op)) return Kind::Function;
-  if (op == "ReduceSum" || op == "ReduceMean" || op == "ReduceSumSquare" || op == "ReduceProd" ||
-      op == "CumSum")
-    return Kind::Reduction;
-  if (op == "MatMul" || op == "Gemm" || op == "Einsum") return Kind::Contraction;
-  if (op == "LayerNormalization" || op == "SimplifiedLayerNormalization" ||
-      op == "RMSNormalization")
-    return Kind::Norm;
-  if (moves.count(op)) return Kind::Moves;
-  if (op == "Gather") return Kind::Gather;
-  // Constant and ConstantOfShape values come from their rule (const_dims) or are uniform;
-  // Range's values hold their start in every position and sum to a count.
-  if (op == "Constant" || op == "ConstantOfShape" || op == "Range") return Kind::Source;
-  return Kind::Other;
+Kind kind_of(const ops::OpSchema& s) {
+  using ops::Algebra;
+  switch (s.traits.algebra) {
+    case Algebra::Unset: break;
+    case Algebra::Sum:
+    case Algebra::Difference:
+    case Algebra::Affine: return Kind::Additive;
+    case Algebra::Product: return Kind::Product;
+    case Algebra::Quotient: return Kind::Quotient;
+    case Algebra::Power: return Kind::Power;
+    case Algebra::Select: return Kind::Select;
+    case Algebra::Function: return Kind::Function;
+    case Algebra::SumReduction:
+    case Algebra::Reduction: return Kind::Reduction;
+    case Algebra::Contraction: return Kind::Contraction;
+    case Algebra::Moves: return Kind::Moves;
+    case Algebra::Gather: return Kind::Gather;
+    case Algebra::Norm: return Kind::Norm;
+    // Constant and ConstantOfShape values come from their rule (const_dims) or are uniform;
+    // Range's values hold their start in every position and sum to a count.
+    case Algebra::Source: return Kind::Source;
+  }
+  ONNX_TV_ASSERT(false, "unknown algebra of " + s.op_type);
+  return Kind::Function;
 }
 
 // Records a sum along axis `axis` of input `input` for the check to confirm (SumSite), where
@@ -189,7 +181,9 @@ void follow_uniform_parts(Inference& inf, ProgramDims& prog, size_t idx,
     all.push_back(it == prog.values.end() ? nullptr : &it->second);
     in.push_back(is_shape_slot(n, k) ? nullptr : all.back());
   }
-  const Kind kind = kind_of(n.op_type);
+  const ops::OpSchema& schema = *ops::schema_of(n);  // infer_node found it
+  const Kind kind = kind_of(schema);
+  const bool gemm = schema.has_rule(ops::DimRule::Gemm);
 
   // The counts a sum along a reduced dimension would read.
   if (kind == Kind::Reduction && !in.empty() && in[0]) {
@@ -200,7 +194,7 @@ void follow_uniform_parts(Inference& inf, ProgramDims& prog, size_t idx,
         confirm_later(inf, prog, idx, 0, size_t(a), false);
       }
   }
-  if ((n.op_type == "Softmax" || n.op_type == "LogSoftmax") && !in.empty() && in[0]) {
+  if (schema.normalizes() && !in.empty() && in[0]) {
     // exp of a varying argument has no common part: only a fully uniform one counts.
     const Operand x = operand(inf, *in[0], {});
     fix_counted(inf, prog, idx, x.uniform);
@@ -215,17 +209,17 @@ void follow_uniform_parts(Inference& inf, ProgramDims& prog, size_t idx,
       if (v)
         for (Var x : vars_of(inf, v->dims))
           if (!out_vars.count(x)) contracted.insert(x);
-    const size_t factors = n.op_type == "Gemm" ? 2 : in.size();
+    const size_t factors = gemm ? 2 : in.size();
     VarSet counted = contracted;
     for (size_t k = 0; k < factors && k < in.size(); ++k)
       if (in[k]) counted = meet(counted, operand(inf, *in[k], contracted).parts);
     fix_counted(inf, prog, idx, counted);
-    if ((n.op_type == "MatMul" || n.op_type == "Gemm") && in.size() > 1 && in[0] && in[1]) {
+    if ((gemm || schema.has_rule(ops::DimRule::MatMul)) && in.size() > 1 && in[0] && in[1]) {
       // The factors' products along the contracted axis are confirmed on the values: terms
       // can cancel across the factors (x_k * (1/x_k)) as well as within one.
       const size_t ra = in[0]->dims.size(), rb = in[1]->dims.size();
-      const bool ta = n.op_type == "Gemm" && n.attribute("transA") && n.attribute("transA")->i;
-      const bool tb = n.op_type == "Gemm" && n.attribute("transB") && n.attribute("transB")->i;
+      const bool ta = gemm && n.attribute("transA") && n.attribute("transA")->i;
+      const bool tb = gemm && n.attribute("transB") && n.attribute("transB")->i;
       if (ra >= 1 && rb >= 1)
         confirm_later(inf, prog, idx, 0, ta ? 0 : ra - 1, false, 1,
                       rb == 1 ? 0 : tb ? rb - 1 : rb - 2);
@@ -250,11 +244,11 @@ void follow_uniform_parts(Inference& inf, ProgramDims& prog, size_t idx,
         break;
       case Kind::Product:
       case Kind::Contraction: {
-        const size_t factors = n.op_type == "Gemm" ? std::min<size_t>(2, ops.size()) : ops.size();
+        const size_t factors = gemm ? std::min<size_t>(2, ops.size()) : ops.size();
         uniform = all_uniform(0, factors);
         parts = out_vars;
         for (size_t k = 0; k < factors; ++k) parts = meet(parts, ops[k].parts);
-        if (n.op_type == "Gemm" && ops.size() > 2) {  // + C
+        if (gemm && ops.size() > 2) {  // + C
           uniform = meet(uniform, ops[2].uniform);
           parts = join(parts, ops[2].parts);
         }
@@ -324,17 +318,13 @@ void follow_uniform_parts(Inference& inf, ProgramDims& prog, size_t idx,
         }
         break;
       case Kind::Source:
-        if (n.op_type == "Constant") uniform = leaves_of(inf, o.uniform);
-        if (n.op_type == "ConstantOfShape") uniform = out_vars;
-        parts = n.op_type == "Range" ? out_vars : uniform;
+        if (schema.has_rule(ops::DimRule::Constant)) uniform = leaves_of(inf, o.uniform);
+        if (schema.has_rule(ops::DimRule::ConstantOfShape)) uniform = out_vars;
+        parts = schema.has_rule(ops::DimRule::Range) ? out_vars : uniform;
         break;
       case Kind::Moves:
         // Positions move or repeat: a union over the data operands over-approximates.
         for (const Operand& p : ops) uniform = join(uniform, p.uniform), parts = join(parts, p.parts);
-        break;
-      case Kind::Other:  // unknown: every variable may hold a part
-        for (const Operand& p : ops) uniform = join(uniform, p.uniform);
-        parts = out_vars;
         break;
     }
     o.uniform = to_axis(meet(uniform, out_vars));
