@@ -18,6 +18,7 @@
 #include "check/counted_sums.h"
 #include "exec/executor.h"
 #include "exec/linker.h"
+#include "ir/well_formed.h"
 #include "exec/memory_limit.h"
 #include "check/locate.h"
 #include "check/obligations.h"
@@ -581,6 +582,8 @@ void run(CheckResult& res, const std::string& spec_path, const std::string& shar
   report(options, "load", 0, 1);
   const ir::Graph full_spec = frontend::load_model(spec_path);
   const frontend::Plan full_plan = frontend::load_plan(shards_dir);
+  ir::check_well_formed(full_spec);
+  for (const auto& g : full_plan.programs) ir::check_well_formed(*g);
   const prove::BoundPlan full_bound = prove::resolve_bindings(full_spec, full_plan);
   report(options, "load", 1, 1);
   // Mesh axes whose ranks are interchangeable are proven with 2 and with 3 ranks, every

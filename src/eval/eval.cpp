@@ -9,6 +9,7 @@
 #include "exec/executor.h"
 #include "common/errors.h"
 #include "frontend/model_loader.h"
+#include "ir/well_formed.h"
 #include "frontend/tensor_file.h"
 #include "ops/registry.h"
 #include "solver/evaluator.h"
@@ -136,7 +137,9 @@ ir::ConstTensor to_const(const NumericTensor& t) {
 ir::Graph load_eval_model(const std::string& path) {
   frontend::LoadOptions opts;
   opts.min_ir_version = 3;
-  return frontend::load_model(path, opts);
+  ir::Graph g = frontend::load_model(path, opts);
+  ir::check_well_formed(g);
+  return g;
 }
 
 std::vector<InputTensor> load_tensor_dir(const std::string& dir, const std::string& prefix) {

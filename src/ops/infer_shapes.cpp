@@ -93,7 +93,7 @@ Outputs dispatch(const ShapeArgs& a) {
 
 std::vector<OutputInfo> infer_shapes(const OpSchema& schema, const ir::Node& node,
                                      std::span<const InputInfo* const> inputs) {
-  check_onnx_schema(node, schema.since_version);
+  check_onnx_schema(node, schema.since_version, inputs);
   const ShapeArgs a{schema, node, inputs};
   for (size_t k = 0; k < inputs.size(); ++k)
     if (inputs[k]) (void)ir::checked_element_count(inputs[k]->shape, input_label(node, k));

@@ -21,7 +21,9 @@ std::vector<OutputInfo> infer_shapes(const OpSchema& schema, const ir::Node& nod
 // Input and output counts, required attributes and attribute kinds by ONNX's own schema of the
 // op at the node's opset, when the ONNX library knows the revision onnx-tv models
 // (`since_version`); ops outside ONNX's domains are left to their shape function.
-void check_onnx_schema(const ir::Node& node, int since_version);
+// The inputs' element types are checked against its type constraints too.
+void check_onnx_schema(const ir::Node& node, int since_version,
+                       std::span<const InputInfo* const> inputs);
 
 // Einsum's equation against its operands' shapes: the labels of each operand's dimensions, then
 // the output's labels (summed labels are those not in the output). InputError as validation.

@@ -3,6 +3,7 @@
 // a node is held to the revision its model declares.
 #include <onnx/defs/schema.h>
 
+#include <algorithm>
 #include <cctype>
 #include <limits>
 
@@ -41,9 +42,42 @@ std::string range(int lo, int hi) {
   return "between " + std::to_string(lo) + " and " + std::to_string(hi);
 }
 
+std::string type_str(ir::DType t) {
+  switch (t) {
+    case ir::DType::Float: return "tensor(float)";
+    case ir::DType::UInt8: return "tensor(uint8)";
+    case ir::DType::Int8: return "tensor(int8)";
+    case ir::DType::UInt16: return "tensor(uint16)";
+    case ir::DType::Int16: return "tensor(int16)";
+    case ir::DType::Int32: return "tensor(int32)";
+    case ir::DType::Int64: return "tensor(int64)";
+    case ir::DType::String: return "tensor(string)";
+    case ir::DType::Bool: return "tensor(bool)";
+    case ir::DType::Float16: return "tensor(float16)";
+    case ir::DType::Double: return "tensor(double)";
+    case ir::DType::UInt32: return "tensor(uint32)";
+    case ir::DType::UInt64: return "tensor(uint64)";
+    case ir::DType::BFloat16: return "tensor(bfloat16)";
+    case ir::DType::Undefined: break;
+  }
+  return "";
+}
+
+// The element types input #i may have: its formal parameter's type, or the types its type
+// parameter allows (a variadic last parameter covers the inputs after it).
+std::vector<std::string> allowed_types(const onnx::OpSchema& s, size_t i) {
+  const auto& formal = s.inputs();
+  if (formal.empty()) return {};
+  const auto& p = formal[std::min(i, formal.size() - 1)];
+  for (const auto& c : s.typeConstraintParams())
+    if (c.type_param_str == p.GetTypeStr()) return c.allowed_type_strs;
+  return {p.GetTypeStr()};
+}
+
 }  // namespace
 
-void check_onnx_schema(const ir::Node& node, int since_version) {
+void check_onnx_schema(const ir::Node& node, int since_version,
+                       std::span<const InputInfo* const> inputs) {
   if (!(node.domain.empty() || node.domain == "ai.onnx")) return;
   const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(node.op_type, node.opset, "");
   if (!s) return;  // not an ONNX op at this opset: the registry says whether onnx-tv models it
@@ -64,6 +98,14 @@ void check_onnx_schema(const ir::Node& node, int since_version) {
         formal[size_t(i)].GetOption() == onnx::OpSchema::FormalParameterOption::Single)
       throw InputError("omits input #" + std::to_string(i) + " ('" + formal[size_t(i)].GetName() +
                        "'), which " + rev + " requires");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i] || inputs[i]->dtype == ir::DType::Undefined) continue;
+    const std::vector<std::string> ok = allowed_types(*s, i);
+    const std::string t = type_str(inputs[i]->dtype);
+    if (!ok.empty() && std::find(ok.begin(), ok.end(), t) == ok.end())
+      throw InputError("input #" + std::to_string(i) + " ('" + node.inputs[i] + "') is " +
+                       ir::dtype_name(inputs[i]->dtype) + ", which " + rev + " does not take");
+  }
   for (const auto& [name, a] : s->attributes()) {
     auto it = node.attributes.find(name);
     if (it == node.attributes.end()) {

@@ -52,9 +52,14 @@ std::vector<Tensor> reduce(KernelArgs& a, bool axes_input, const Reducer& f) {
 
 Value sum_of(Context& ctx, DType, std::span<const Value> xs) { return ctx.sum(xs); }
 
-Value mean_of(Context& ctx, DType, std::span<const Value> xs) {
+// The mean of integers is an integer, rounded toward zero as integer division is.
+Value mean_of(Context& ctx, DType t, std::span<const Value> xs) {
   if (xs.empty()) throw InputError("ReduceMean over an empty set of values is undefined");
-  return ctx.mul(ctx.sum(xs), ctx.constant(Rational(1, long(xs.size()))));
+  const Value m = ctx.mul(ctx.sum(xs), ctx.constant(Rational(1, long(xs.size()))));
+  if (!ir::is_integer(t)) return m;
+  if (!ctx.is_constant(m))
+    throw Unsupported("ReduceMean of symbolic integers (an integer division) is not modeled");
+  return ctx.constant(truncate(const_rational(ctx, m, "the mean")));
 }
 
 Value sum_square_of(Context& ctx, DType, std::span<const Value> xs) {

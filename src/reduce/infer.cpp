@@ -285,7 +285,7 @@ void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& 
     inf.micro_batch_pieces = fewer.micro_batch_pieces;
   }
   inf.spec.graph = &spec;
-  inf.spec.label = "spec.onnx";
+  inf.spec.label = spec.file.empty() ? "spec.onnx" : spec.file;
   std::set<std::string> spec_bound;
   std::vector<std::set<std::string>> rank_bound(size_t(plan.world_size));
   for (const frontend::Binding& b : plan.bindings) {

@@ -147,7 +147,24 @@ INSTANTIATE_TEST_SUITE_P(
                     add_node(g, "Expand", {"six", "to"});
                   }, "/bad/Expand"},
         Malformed{"missing_input_count", [](auto& g) { add_node(g, "Add", {"x"}); },
-                  "Add-14 takes 2"}),
+                  "Add-14 takes 2"},
+        Malformed{"mean_of_bool", [](auto& g) {
+                    auto* t = g.add_initializer();
+                    t->set_name("flags");
+                    t->set_data_type(onnx::TensorProto::BOOL);
+                    t->add_dims(2);
+                    t->add_int32_data(1);
+                    t->add_int32_data(0);
+                    add_node(g, "ReduceMean", {"flags"});
+                  }, "does not take"},
+        // Not a node, but what every later phase looks up without guarding.
+        Malformed{"output_no_node_defines", [](auto& g) {
+                    auto* o = g.add_output();
+                    o->set_name("ghost");
+                    o->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+                  }, "'ghost'"},
+        Malformed{"input_never_defined", [](auto& g) { add_node(g, "Relu", {"nowhere"}); },
+                  "'nowhere'"}),
     [](const auto& info) { return info.param.name; });
 
 }  // namespace

@@ -38,6 +38,14 @@ TEST_F(ReduceTest, ReduceMeanIsExact) {
   expect_rationals(run1(n18, {&x, &axes}), {2}, {Rational(7, 3), Rational(5)});
 }
 
+TEST_F(ReduceTest, ReduceMeanOfIntegersRoundsTowardZero) {
+  Tensor x = ints({2, 3}, {1, 2, 4, -4, -5, -6});
+  auto n = node("ReduceMean", 13, 1, 1, {{"axes", ints_attr({-1})}, {"keepdims", int_attr(0)}});
+  expect_ints(run1(n, {&x}), {2}, {2, -5});
+  Tensor b = ir::make_tensor(DType::Bool, {2}, {ctx.one(), ctx.zero()});
+  EXPECT_THROW_MSG(run1(node("ReduceMean", 13, 1), {&b}), InputError, "bool", "ReduceMean-13");
+}
+
 TEST_F(ReduceTest, ReduceMeanOfSymbolsIsSumTimesReciprocal) {
   Tensor x = symbols("x", {3});
   Tensor y = run1(node("ReduceMean", 18, 1, 1, {{"keepdims", int_attr(0)}}), {&x});
