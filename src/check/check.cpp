@@ -269,6 +269,14 @@ Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Gra
   return Instance::Ready;
 }
 
+exec::RunLimits run_limits(const CheckOptions& o) {
+  exec::RunLimits l;
+  l.memory_bytes = o.max_memory ? o.max_memory : exec::physical_bytes() / 100 * 85;
+  l.node_elements = o.max_elements;
+  l.trace = o.trace;
+  return l;
+}
+
 // One exact run: both sides symbolically, obligations compared, a failure explained. A staged
 // run (check/stage_cuts.h) compares each obligation as a whole-program run does, with
 // unfolding first; its UNKNOWN is left to the whole-program runs (see run()).
@@ -286,14 +294,15 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
     rank_hook = [&](const std::string& name, ir::Tensor& t) { cuts.on_rank_tensor(name, t); };
   }
   const std::string tag = staged ? " (stage-wise)" : "";
+  const exec::RunLimits limits = run_limits(options);
   exec::run_graph(
-      ctx, spec, spec_env, [&](int64_t d, int64_t t) { report(options, "spec" + tag, d, t); },
-      spec_hook);
+      ctx, spec, spec_env, limits,
+      [&](int64_t d, int64_t t) { report(options, "spec" + tag, d, t); }, spec_hook);
   exec::check_declared_shapes(spec, spec_env);
   std::vector<exec::Env> envs = prove::rank_inputs(ctx, plan, bound, spec_env);
   exec::run_plan(
-      ctx, plan, linked, envs, [&](int64_t d, int64_t t) { report(options, "plan" + tag, d, t); },
-      rank_hook);
+      ctx, plan, linked, envs, limits,
+      [&](int64_t d, int64_t t) { report(options, "plan" + tag, d, t); }, rank_hook);
   for (int64_t r = 0; r < plan.world_size; ++r)
     exec::check_declared_shapes(plan.program_of(r), envs[r]);
   if (auto where = options.count_guard ? prove::counted_replica_sum(ctx, plan, linked, envs,
@@ -617,8 +626,6 @@ CheckResult check(const std::string& spec_path, const std::string& shards_dir,
                   const CheckOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   CheckResult res;
-  exec::set_memory_limit(options.max_memory ? options.max_memory
-                                             : exec::physical_bytes() / 100 * 85);
   try {
     run(res, spec_path, shards_dir, options);
   } catch (const InternalError& e) {

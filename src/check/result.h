@@ -117,6 +117,9 @@ struct CheckOptions {
   // Threads proving independent instances (the counts of ranks of fewer ranks) at once; each
   // holds its own symbolic store, so memory grows with it.
   int jobs = 1;
+  // Called after every node a proof runs (file, node, seconds, largest polynomial): where time
+  // and terms go. May be empty.
+  std::function<void(const std::string&, const std::string&, double, size_t)> trace;
 };
 
 }  // namespace onnx_tv

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "check/check.h"
-#include "exec/executor.h"
 #include "check/report_json.h"
 #include "cli/eval_command.h"
 #include "cli/progress_bar.h"
@@ -111,9 +110,9 @@ int run_check(const std::vector<std::string>& args) {
   if (shards.empty()) return usage_error("check needs SPEC.onnx and SHARDS_DIR");
   if (std::getenv("ONNX_TV_TRACE")) {  // developers' aid: where time and terms go
     progress = false;
-    onnx_tv::exec::set_trace([](const std::string& f, const std::string& n, double s, size_t t) {
+    options.trace = [](const std::string& f, const std::string& n, double s, size_t t) {
       std::fprintf(stderr, "%8.3f s %9zu terms  %s: %s\n", s, t, f.c_str(), n.c_str());
-    });
+    };
   }
   onnx_tv::cli::ProgressBar bar(progress);
   options.on_progress = [&](const onnx_tv::Progress& p) { bar.update(p); };

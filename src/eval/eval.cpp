@@ -92,7 +92,7 @@ std::vector<NumericTensor> evaluate(const ir::Graph& g, const std::vector<InputT
     e.add_context(g.file + ": inputs");
     throw;
   }
-  exec::run_graph(ctx, g, env);
+  exec::run_graph(ctx, g, env, exec::RunLimits{});
 
   // Constant inputs leave no symbol in any value; meeting one would be a bug.
   solver::Evaluator ev(ctx, [](const std::string& s) -> solver::Rational {

@@ -30,29 +30,25 @@ void store(Env& env, const ir::Node& node, size_t index, std::vector<ir::Tensor>
   }
 }
 
-// Per-node cost, for finding where polynomials grow; set by the caller through set_trace.
-TraceFn g_trace;
-size_t g_memory_limit = 0;
-
 void run_one(solver::Context& ctx, const ir::Graph& g, Env& env, size_t i,
-             const TensorHook& hook) {
+             const RunLimits& limits, const TensorHook& hook) {
   const ir::Node& node = g.nodes[i];
-  check_memory(g_memory_limit, g.file + ": " + node.describe(i));
+  check_memory(limits.memory_bytes, g.file + ": " + node.describe(i));
   std::vector<const ir::Tensor*> ins;
   for (const auto& name : node.inputs) ins.push_back(lookup(env, g, node, i, name));
   const auto start = std::chrono::steady_clock::now();
   std::vector<ir::Tensor> outs;
   try {
-    outs = ops::run_node(ctx, node, i, ins);
+    outs = ops::run_node(ctx, node, i, ins, limits.node_elements);
   } catch (Error& e) {
     e.add_context(g.file);
     throw;
   }
-  if (g_trace) {
+  if (limits.trace) {
     size_t terms = 0;
     for (const auto& t : outs)
       for (const auto& v : t.data) terms = std::max(terms, ctx.term_count(v));
-    g_trace(g.file, node.describe(i),
+    limits.trace(g.file, node.describe(i),
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
             terms);
   }
@@ -64,27 +60,25 @@ void run_one(solver::Context& ctx, const ir::Graph& g, Env& env, size_t i,
 
 }  // namespace
 
-void set_trace(TraceFn fn) { g_trace = std::move(fn); }
-void set_memory_limit(size_t bytes) { g_memory_limit = bytes; }
-
-void run_graph(solver::Context& ctx, const ir::Graph& g, Env& env, const StepCallback& cb,
-               const TensorHook& hook) {
+void run_graph(solver::Context& ctx, const ir::Graph& g, Env& env, const RunLimits& limits,
+               const StepCallback& cb, const TensorHook& hook) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (g.nodes[i].domain == "onnx_tv")
       throw InputError(g.file + ": " + g.nodes[i].describe(i) +
                        " is a communication op, which the single-device spec cannot hold");
-    run_one(ctx, g, env, i, hook);
+    run_one(ctx, g, env, i, limits, hook);
     if (cb) cb(int64_t(i + 1), int64_t(g.nodes.size()));
   }
 }
 
 void run_plan(solver::Context& ctx, const frontend::Plan& plan, const LinkedPlan& linked,
-              std::vector<Env>& envs, const StepCallback& cb, const TensorHook& hook) {
+              std::vector<Env>& envs, const RunLimits& limits, const StepCallback& cb,
+              const TensorHook& hook) {
   int64_t done = 0;
   for (const Step& step : linked.steps) {
     if (step.kind == Step::Kind::Node) {
       const auto& m = step.members[0];
-      run_one(ctx, plan.program_of(m.rank), envs[m.rank], m.node_index, hook);
+      run_one(ctx, plan.program_of(m.rank), envs[m.rank], m.node_index, limits, hook);
     } else {
       std::vector<const ir::Tensor*> ins;
       for (const auto& m : step.members) {

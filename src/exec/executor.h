@@ -22,11 +22,18 @@ struct Env {
 // Called after every node with its file, description, seconds and largest output polynomial.
 using TraceFn = std::function<void(const std::string& file, const std::string& node,
                                    double seconds, size_t max_terms)>;
-void set_trace(TraceFn fn);
 
-// Resident memory, in bytes, past which running a program stops with UNKNOWN (0: no limit;
-// exec/memory_limit.h).
-void set_memory_limit(size_t bytes);
+// What bounds one run, carried by the caller rather than held globally, so independent checks
+// may run at once.
+struct RunLimits {
+  // Resident memory, in bytes, past which running a program stops with UNKNOWN (0: no limit;
+  // exec/memory_limit.h).
+  size_t memory_bytes = 0;
+  // Elements one node may produce (0: no limit): its validated output shapes are checked
+  // before its kernel allocates anything, so a Range of 5e8 elements ends UNKNOWN at once.
+  int64_t node_elements = 0;
+  TraceFn trace;  // may be empty
+};
 
 using StepCallback = std::function<void(int64_t done, int64_t total)>;
 
@@ -35,12 +42,12 @@ using StepCallback = std::function<void(int64_t done, int64_t total)>;
 using TensorHook = std::function<void(const std::string& name, ir::Tensor&)>;
 
 // Runs every node of `g` in file order; `env` holds its inputs and initializers already.
-void run_graph(solver::Context& ctx, const ir::Graph& g, Env& env, const StepCallback& cb = {},
-               const TensorHook& hook = {});
+void run_graph(solver::Context& ctx, const ir::Graph& g, Env& env, const RunLimits& limits,
+               const StepCallback& cb = {}, const TensorHook& hook = {});
 
 // Runs the linked plan; envs[r] holds rank r's inputs and initializers already.
 void run_plan(solver::Context& ctx, const frontend::Plan& plan, const LinkedPlan& linked,
-              std::vector<Env>& envs, const StepCallback& cb = {},
+              std::vector<Env>& envs, const RunLimits& limits, const StepCallback& cb = {},
               const TensorHook& hook = {});
 
 // Declared static sizes of graph outputs and value_info that contradict the computed shapes

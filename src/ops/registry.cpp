@@ -90,7 +90,7 @@ const OpSchema* find_op(const std::string& domain, const std::string& op_type, i
 }
 
 std::vector<ir::Tensor> run_node(solver::Context& ctx, const ir::Node& node, size_t node_index,
-                                 std::span<const ir::Tensor* const> inputs) {
+                                 std::span<const ir::Tensor* const> inputs, int64_t max_elements) {
   const OpSchema* def = find_op(node.domain, node.op_type, node.opset);
   if (!def) {
     std::string domain = node.domain.empty() ? "ai.onnx" : node.domain;
@@ -100,6 +100,15 @@ std::vector<ir::Tensor> run_node(solver::Context& ctx, const ir::Node& node, siz
   }
   try {
     const std::vector<OutputInfo> want = infer_shapes(*def, node, input_infos(ctx, *def, inputs));
+    if (max_elements > 0) {
+      int64_t n = 0;  // each fits int64 (validation); their sum saturates
+      for (const auto& o : want)
+        if (o.shape) n = std::min<int64_t>(INT64_MAX / 2, n + ir::element_count(*o.shape));
+      if (n > max_elements)
+        throw Unsupported("its outputs would hold " + std::to_string(n) +
+                          " elements, more than the limit of " + std::to_string(max_elements) +
+                          " (--max-elements)");
+    }
     KernelArgs args{ctx, node, inputs};
     std::vector<ir::Tensor> out = def->kernel(args);
     ONNX_TV_ASSERT(out.size() >= want.size(), node.op_type + " kernel gave " +

@@ -17,9 +17,12 @@ const OpSchema* find_op(const std::string& domain, const std::string& op_type, i
 const OpSchema* schema_of(const ir::Node& node);
 
 // Validates one node (ops/infer_shapes.h) and runs its kernel. Throws Unsupported naming op,
-// domain, opset and node when no kernel exists; every error names the node.
+// domain, opset and node when no kernel exists, or when its outputs would hold more than
+// `max_elements` elements (0: no limit), before anything is allocated; every error names the
+// node.
 std::vector<ir::Tensor> run_node(solver::Context& ctx, const ir::Node& node, size_t node_index,
-                                 std::span<const ir::Tensor* const> inputs);
+                                 std::span<const ir::Tensor* const> inputs,
+                                 int64_t max_elements = 0);
 
 // All registered schemas, for docs, the conformance table and the registry's own tests.
 std::vector<const OpSchema*> all_ops();

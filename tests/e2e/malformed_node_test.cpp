@@ -167,5 +167,24 @@ INSTANTIATE_TEST_SUITE_P(
                   "'nowhere'"}),
     [](const auto& info) { return info.param.name; });
 
+// A node whose output would outgrow --max-elements ends UNKNOWN naming it, before its kernel
+// allocates (a Range of 5e8 elements took gigabytes under --no-reduce).
+TEST(Limits, MaxElementsHoldsForEveryNodeUnderNoReduce) {
+  const fs::path dir = fresh_dir("limits_big_range");
+  fs::copy(source_dir() / "models/examples/mlp_tp2/shards", dir / "shards");
+  onnx::ModelProto spec = load(source_dir() / "models/examples/mlp_tp2/spec.onnx");
+  auto& g = *spec.mutable_graph();
+  add_ints(g, "r0", {0}, true);
+  add_ints(g, "r1", {500000000}, true);
+  add_ints(g, "r2", {1}, true);
+  add_node(g, "Range", {"r0", "r1", "r2"});
+  save(spec, dir / "spec.onnx");
+  CliRun r = run_cli("check " + (dir / "spec.onnx").string() + " " + (dir / "shards").string() +
+                     " --no-reduce --max-elements 100000");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("/bad/Range"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--max-elements"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace onnx_tv::e2e

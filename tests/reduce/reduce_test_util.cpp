@@ -250,7 +250,7 @@ std::unique_ptr<GraphRun> run_alone(const ir::Graph& g) {
     r->env.values[vi.name] = ir::make_tensor(vi.dtype, shape, std::move(data));
   }
   for (const auto& [name, c] : g.initializers) r->env.values[name] = ir::to_tensor(r->ctx, c);
-  exec::run_graph(r->ctx, g, r->env);
+  exec::run_graph(r->ctx, g, r->env, exec::RunLimits{});
   exec::check_declared_shapes(g, r->env);
   return r;
 }
@@ -260,10 +260,10 @@ std::vector<std::string> differing_outputs(const ir::Graph& spec, const frontend
   const prove::BoundPlan bound = prove::resolve_bindings(spec, plan);
   solver::Context ctx;
   exec::Env spec_env = prove::spec_inputs(ctx, spec, bound);
-  exec::run_graph(ctx, spec, spec_env);
+  exec::run_graph(ctx, spec, spec_env, exec::RunLimits{});
   exec::check_declared_shapes(spec, spec_env);
   std::vector<exec::Env> envs = prove::rank_inputs(ctx, plan, bound, spec_env);
-  exec::run_plan(ctx, plan, linked, envs);
+  exec::run_plan(ctx, plan, linked, envs, exec::RunLimits{});
   for (int64_t r = 0; r < plan.world_size; ++r)
     exec::check_declared_shapes(plan.program_of(r), envs[size_t(r)]);
   std::vector<std::string> unused;
