@@ -204,28 +204,29 @@ enum class Instance { Ready, Refused, Again };
 
 // Replaces the spec and the plan (the ranks `fewer` kept) by their reduced instance when one
 // can be built soundly. Refused: the result is set to UNKNOWN, as the program left to prove
-// is out of reach. Again: an axis chosen to shrink cannot (its reason is added to `keep`),
+// is out of reach. Again: an axis chosen to shrink cannot (its reason is added to `kept`),
 // or the plan with fewer ranks cannot be reduced at all; choose again.
 Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Graph& spec,
                           const reduce::FewerRanks& fewer, frontend::Plan& plan,
                           exec::LinkedPlan& linked, prove::BoundPlan& bound,
-                          std::map<std::string, std::string>& keep,
-                          std::vector<reduce::SumSite>& sum_sites) {
+                          reduce::KeptWhole& kept, std::vector<reduce::SumSite>& sum_sites) {
   res.reduction.requested = options.reduce;
-  if (options.reduce && keep.count(reduce::kNoShapeReduction)) {
-    res.reduction.not_applied = keep.at(reduce::kNoShapeReduction);
+  if (options.reduce && kept.shape_reduction) {
+    res.reduction.not_applied = *kept.shape_reduction;
   } else if (options.reduce) {
     report(options, "reduce", 0, 1);
-    reduce::Outcome o = reduce::reduce_plan(spec, fewer, linked, &keep);
+    reduce::Outcome o = reduce::reduce_plan(spec, fewer, linked, kept);
     report(options, "reduce", 1, 1);
     if (o.keep_ranks) {
-      keep[o.keep_ranks->axis] = o.keep_ranks->why;
+      if (o.keep_ranks->micro_batches) kept.micro_batches = o.keep_ranks->why;
+      else kept.mesh_axes[o.keep_ranks->axis] = o.keep_ranks->why;
       return Instance::Again;
     }
     if (!o.reduced && (!fewer.axes.empty() || fewer.micro_batch_count)) {
       // the kept ranks or bodies alone do not cover the spec
-      keep[""] = "shape reduction does not apply: " + o.why;
-      if (fewer.micro_batch_count) keep[reduce::kMicroBatches] = keep[""];
+      const std::string why = "shape reduction does not apply: " + o.why;
+      if (!fewer.axes.empty()) kept.every_rank = why;
+      if (fewer.micro_batch_count) kept.micro_batches = why;
       return Instance::Again;
     }
     if (o.reduced) {
@@ -440,7 +441,7 @@ struct Known {
 // Reduces and proves the instance holding the ranks `fewer` kept; `res` gets its result.
 Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Graph& full_spec,
                    const reduce::FewerRanks& fewer, const Known& known,
-                   const prove::BoundPlan& full_bound, std::map<std::string, std::string>& keep) {
+                   const prove::BoundPlan& full_bound, reduce::KeptWhole& kept) {
   const bool all = fewer.axes.empty();
   ir::Graph spec = full_spec;
   frontend::Plan plan = fewer.plan;
@@ -456,7 +457,7 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
     if (mb.count == fewer.micro_batches)
       c = reduce::cut_micro_batches(plan, linked, mb, fewer.micro_batch_count);
     if (!c) {
-      keep[reduce::kMicroBatches] =
+      kept.micro_batches =
           mb.why_not.empty() ? "the bodies kept do not pair as in the full plan" : mb.why_not;
       return Tried::Again;
     }
@@ -469,7 +470,7 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
   }
   std::vector<reduce::SumSite> sum_sites;
   const Instance got = reduce_or_refuse(res, options, spec, cut ? *cut : fewer, plan, linked,
-                                        bound, keep, sum_sites);
+                                        bound, kept, sum_sites);
   if (got == Instance::Again) return Tried::Again;
   if (got == Instance::Refused) return Tried::Done;
   totals.sum_sites = &sum_sites;
@@ -483,22 +484,22 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
                                 "reduced instance), which counts its size";
     if (!c.refuted.empty())
       why += "; that instance differed (" + c.refuted + "), which the count may explain";
-    if (keep.count(c.key)) {
-      keep[reduce::kNoShapeReduction] = keep[""] = keep[reduce::kMicroBatches] = why;
+    if (kept.counted_sums.count(c.key)) {
+      kept.shape_reduction = kept.every_rank = kept.micro_batches = why;
       res.warnings.push_back("shape reduction not used: " + why);
     } else {
-      keep[c.key] = why;
+      kept.counted_sums[c.key] = why;
     }
     return Tried::Again;
   } catch (const prove::CountedReplicas& c) {
     if (c.micro_batches) {
-      keep[reduce::kMicroBatches] = c.where + " adds a term that every micro-batch adds, which counts them";
-      res.warnings.push_back("fewer micro-batches not used: " + keep[reduce::kMicroBatches]);
+      kept.micro_batches = c.where + " adds a term that every micro-batch adds, which counts them";
+      res.warnings.push_back("fewer micro-batches not used: " + *kept.micro_batches);
       return Tried::Again;
     }
     ONNX_TV_ASSERT(!all, "counted ranks with every rank kept: " + c.where);
-    keep[""] = c.where + " sums a term that every member adds, which counts the ranks";
-    res.warnings.push_back("fewer ranks not used: " + keep[""]);
+    kept.every_rank = c.where + " sums a term that every member adds, which counts the ranks";
+    res.warnings.push_back("fewer ranks not used: " + *kept.every_rank);
     return Tried::Again;
   }
   return Tried::Done;
@@ -509,9 +510,9 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
 // instances whose plan that is.
 std::optional<reduce::MicroBatches> choose_micro_batches(
     reduce::FewerRanks& first, const exec::LinkedPlan& linked,
-    const std::map<std::string, std::string>& keep) {
-  if (keep.count(reduce::kMicroBatches)) {
-    first.kept.push_back("micro-batches keep their full count: " + keep.at(reduce::kMicroBatches));
+    const reduce::KeptWhole& kept) {
+  if (kept.micro_batches) {
+    first.kept.push_back("micro-batches keep their full count: " + *kept.micro_batches);
     return std::nullopt;
   }
   reduce::MicroBatches mb = reduce::find_micro_batches(first.plan, linked);
@@ -531,15 +532,15 @@ struct FullPlan {
 
 // Proves every instance of the grid of `first` (one when no axis shrinks), sequentially or
 // `jobs` at a time. The first instance in grid order that asks for another choice (its
-// reasons are then added to `keep`) or is not EQUIVALENT decides; all EQUIVALENT, the last
+// reasons are then added to `kept`) or is not EQUIVALENT decides; all EQUIVALENT, the last
 // one reports. nullopt: choose again.
 std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptions& options,
                                       const FullPlan& full, const reduce::FewerRanks& first,
-                                      std::map<std::string, std::string>& keep,
+                                      reduce::KeptWhole& kept,
                                       std::vector<std::string>& warnings) {
   const auto grid = reduce::count_grid(first);
   std::vector<CheckResult> results(grid.size(), start);
-  std::vector<std::map<std::string, std::string>> keeps(grid.size(), keep);
+  std::vector<reduce::KeptWhole> keeps(grid.size(), kept);
   std::vector<Tried> tried(grid.size(), Tried::Done);
   // An instance's error is raised only where grid order reaches it, as in a sequential run.
   std::vector<std::exception_ptr> errors(grid.size());
@@ -575,7 +576,7 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
   for (size_t k = 0; k < results.size(); ++k) {
     if (errors[k]) std::rethrow_exception(errors[k]);
     if (tried[k] == Tried::Again) {
-      keep = keeps[k];
+      kept = keeps[k];
       warnings = results[k].warnings;
       return std::nullopt;
     }
@@ -599,24 +600,27 @@ void run(CheckResult& res, const std::string& spec_path, const std::string& shar
   // combination over the axes (reduce/mesh_axes.h); a plan of thousands of ranks is then never
   // linked whole. Where that choice cannot stand (inference reads a count as a position, a
   // sum counts its ranks: check/counted_replicas.h), the axis keeps its ranks and the check
-  // starts again.
-  std::map<std::string, std::string> keep;
+  // starts again. Each round keeps something more whole (reduce/kept_whole.h), of which there
+  // is finitely much: the loop ends.
+  reduce::KeptWhole kept;
   std::optional<exec::LinkedPlan> full_linked;
   for (;;) {
-    reduce::FewerRanks first = options.reduce ? reduce::choose_fewer_ranks(full_plan, keep)
+    const size_t before = kept.measure();
+    reduce::FewerRanks first = options.reduce ? reduce::choose_fewer_ranks(full_plan, kept)
                                               : reduce::all_ranks(full_plan);
     std::optional<exec::LinkedPlan> first_linked;  // first.plan linked, when it has fewer ranks
     if (first.axes.empty() && !full_linked) full_linked = exec::link_plan(full_plan);
     if (!first.axes.empty()) first_linked = exec::link_plan(first.plan);
     const exec::LinkedPlan& linked = first_linked ? *first_linked : *full_linked;
     std::optional<reduce::MicroBatches> micro;
-    if (options.reduce) micro = choose_micro_batches(first, linked, keep);
+    if (options.reduce) micro = choose_micro_batches(first, linked, kept);
     const FullPlan full{full_spec, full_plan, full_bound,
                         Known{&linked, micro ? &*micro : nullptr}};
-    if (auto decided = prove_grid(res, options, full, first, keep, res.warnings)) {
+    if (auto decided = prove_grid(res, options, full, first, kept, res.warnings)) {
       res = std::move(*decided);
       return;
     }
+    ONNX_TV_ASSERT(kept.measure() > before, "a try asked to choose again and kept nothing more");
   }
 }
 

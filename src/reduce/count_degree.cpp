@@ -271,7 +271,8 @@ void check_count_degrees(Inference& inf, const ir::Graph& spec, const frontend::
       throw KeepRanks{names[k], "output binding " + fb.origin + " has degree " + text(dr) +
                                     " on the plan's side and " + text(ds) + " on the spec's in " +
                                     count + (why.empty() ? std::string() : " (from " + why + ")") +
-                                    ", so 2 and 3 do not prove every count"};
+                                    ", so 2 and 3 do not prove every count",
+                      mesh_axis[k] == SIZE_MAX};
     }
   }
 }

@@ -358,10 +358,12 @@ void check_shrunk_counts(Inference& inf) {
   if (inf.micro_batch_target) {
     const Axis leaves = inf.dims.leaves(inf.micro_batches);
     if (leaves.size() != 1)
-      throw KeepRanks{kMicroBatches, "another dimension splits the count of micro-batches"};
-    if (inf.dims.is_fixed(leaves[0])) throw KeepRanks{kMicroBatches, inf.dims.why_fixed(leaves[0])};
+      throw KeepRanks{kMicroBatches, "another dimension splits the count of micro-batches", true};
+    if (inf.dims.is_fixed(leaves[0]))
+      throw KeepRanks{kMicroBatches, inf.dims.why_fixed(leaves[0]), true};
     if (inf.dims.reduced_extent(leaves[0]) != inf.micro_batch_target)
-      throw KeepRanks{kMicroBatches, "the count of micro-batches is one dimension with a count of ranks"};
+      throw KeepRanks{kMicroBatches, "the count of micro-batches is one dimension with a count of ranks",
+                      true};
   }
 }
 

@@ -87,11 +87,11 @@ FewerRanks all_ranks(const frontend::Plan& full) {
 }
 
 FewerRanks choose_fewer_ranks(const frontend::Plan& full,
-                              const std::map<std::string, std::string>& keep) {
+                              const KeptWhole& kept) {
   if (!full.mesh) return all_ranks(full);
   const frontend::Mesh& mesh = *full.mesh;
   std::string world = whole_world_reason(full);
-  if (world.empty() && keep.count("")) world = keep.at("");
+  if (world.empty() && kept.every_rank) world = *kept.every_rank;
   std::vector<std::vector<std::string>> keys(size_t(full.world_size));
   for (const auto& b : full.bindings) keys[size_t(b.rank)].push_back(frontend::binding_key(b));
   for (auto& k : keys) std::sort(k.begin(), k.end());
@@ -100,7 +100,8 @@ FewerRanks choose_fewer_ranks(const frontend::Plan& full,
   for (size_t a = 0; a < mesh.axes.size(); ++a) {
     if (mesh.shape[a] <= 3) continue;
     std::string why = world;
-    if (why.empty() && keep.count(mesh.axes[a])) why = keep.at(mesh.axes[a]);
+    if (auto k = kept.mesh_axes.find(mesh.axes[a]); why.empty() && k != kept.mesh_axes.end())
+      why = k->second;
     if (why.empty()) why = axis_reason(full, a, keys);
     if (!why.empty()) {
       chosen.kept.push_back("mesh axis '" + mesh.axes[a] + "' keeps its " +

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "frontend/plan.h"
+#include "reduce/kept_whole.h"
 
 namespace onnx_tv::reduce {
 
@@ -38,13 +39,13 @@ struct FewerRanks {
   std::vector<std::vector<std::string>> micro_batch_totals;
 };
 
-// `keep`: axis -> why it keeps all its ranks (the key "" for every axis), from earlier tries.
+// `kept`: the axes (or every rank) earlier tries found must keep all their ranks, and why.
 // An axis of more than three ranks shrinks when its ranks run one program file, have the same
 // bindings (up to the piece placements give each), a binding shards a dimension along it, no
 // program names ranks explicitly or uses com.microsoft collectives (whole world), and no
 // Broadcast or Send/Recv goes along it. Each keeps 2 ranks.
 FewerRanks choose_fewer_ranks(const frontend::Plan& full,
-                              const std::map<std::string, std::string>& keep);
+                              const KeptWhole& kept);
 
 // The same choice of axes with `counts[axis]` ranks kept on each (default 2): the plan is cut
 // again, the axes are not chosen again.
@@ -61,9 +62,11 @@ std::vector<std::map<std::string, int64_t>> count_grid(const FewerRanks& fewer);
 // The identity choice: every rank kept.
 FewerRanks all_ranks(const frontend::Plan& full);
 
-// Thrown by reduction when inference finds that an axis chosen to shrink cannot.
+// Thrown by reduction when inference finds that an axis chosen to shrink (or the count of
+// micro-batches) cannot.
 struct KeepRanks {
   std::string axis, why;
+  bool micro_batches = false;  // the count of micro-batches, not a mesh axis
 };
 
 }  // namespace onnx_tv::reduce

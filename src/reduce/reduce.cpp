@@ -178,11 +178,10 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const exec::Lin
 }  // namespace
 
 Outcome reduce_plan(const ir::Graph& spec, const FewerRanks& fewer,
-                    const exec::LinkedPlan& linked,
-                    const std::map<std::string, std::string>* counted_sums) {
+                    const exec::LinkedPlan& linked, const KeptWhole& kept) {
   Outcome o;
   try {
-    o.reduced = build(spec, fewer.plan, linked, fewer, counted_sums);
+    o.reduced = build(spec, fewer.plan, linked, fewer, &kept.counted_sums);
   } catch (const KeepRanks& k) {
     o.keep_ranks = k;
   } catch (const NotReducible& e) {

@@ -20,9 +20,6 @@
 
 namespace onnx_tv::reduce {
 
-// The key of `keep` (check.cpp) that turns shape reduction off.
-inline const std::string kNoShapeReduction = "(shape reduction)";
-
 struct Reduced {
   ir::Graph spec;
   frontend::Plan plan;
@@ -43,10 +40,9 @@ struct Outcome {
 
 // `fewer` holds the plan (the ranks kept by choose_fewer_ranks, or all_ranks) and `linked`
 // links it. When an axis chosen to shrink cannot, the outcome says which (keep_ranks): choose
-// again keeping it. `counted_sums` holds the sum sites (counted_sum_key) an earlier instance
-// found counting their axis, which keep it whole.
+// again keeping it. `kept` holds the sum sites (counted_sum_key) an earlier instance found
+// counting their axis, which keep it whole.
 Outcome reduce_plan(const ir::Graph& spec, const FewerRanks& fewer,
-                    const exec::LinkedPlan& linked,
-                    const std::map<std::string, std::string>* counted_sums = nullptr);
+                    const exec::LinkedPlan& linked, const KeptWhole& kept = {});
 
 }  // namespace onnx_tv::reduce
