@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <variant>
 #include <unordered_map>
 
 #include <tbb/task_arena.h>
@@ -278,13 +279,16 @@ exec::RunLimits run_limits(const CheckOptions& o) {
   return l;
 }
 
+// Why a run's verdict cannot stand for the full size, and what the next try keeps whole.
+using Retry = std::variant<prove::CountedReplicas, prove::CountedSum>;
+
 // One exact run: both sides symbolically, obligations compared, a failure explained. A staged
 // run (check/stage_cuts.h) compares each obligation as a whole-program run does, with
 // unfolding first; its UNKNOWN is left to the whole-program runs (see run()).
-void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& spec,
-                const frontend::Plan& plan, const exec::LinkedPlan& linked,
-                const prove::BoundPlan& bound, const Totals& totals, size_t define_above,
-                bool staged) {
+std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
+                                const ir::Graph& spec, const frontend::Plan& plan,
+                                const exec::LinkedPlan& linked, const prove::BoundPlan& bound,
+                                const Totals& totals, size_t define_above, bool staged) {
   solver::Context ctx;
   ctx.set_define_above(define_above);
   exec::Env spec_env = prove::spec_inputs(ctx, spec, bound);
@@ -309,17 +313,17 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
   if (auto where = options.count_guard ? prove::counted_replica_sum(ctx, plan, linked, envs,
                                                                     res.reduction.fewer_rank_axes)
                                         : std::nullopt)
-    throw prove::CountedReplicas{*where};
+    return prove::CountedReplicas{*where};
   if (auto where = options.count_guard ? prove::counted_micro_batch_sum(
                                               ctx, plan, envs, totals.outputs, totals.bodies)
                                         : std::nullopt)
-    throw prove::CountedReplicas{*where, true};
+    return prove::CountedReplicas{*where, true};
 
   auto obs = prove::build_obligations(spec, plan, bound, spec_env, envs, res.warnings);
   if (auto where = options.count_guard ? prove::counted_partial_sum(ctx, plan, obs, envs,
                                                                     res.reduction.fewer_rank_axes)
                                         : std::nullopt)
-    throw prove::CountedReplicas{*where};
+    return prove::CountedReplicas{*where};
   report(options, "compare", 0, 1);
   // Different canonical forms: a witness refutes real differences; otherwise the forms may
   // differ only in how products were kept unexpanded. A whole-program run expands them; a
@@ -352,12 +356,11 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
     res.verdict = Verdict::Equivalent;
   else
     report_failures(res, ctx, search, spec, spec_env, plan, linked, envs, obs, failed);
-  try {
-    if (totals.sum_sites) prove::confirm_sums(ctx, *totals.sum_sites, spec, spec_env, plan, envs);
-  } catch (prove::CountedSum& c) {
-    c.refuted = refutation_summary(res);  // "" for an EQUIVALENT
-    throw;
-  }
+  if (!totals.sum_sites) return std::nullopt;
+  auto counted = prove::confirm_sums(ctx, *totals.sum_sites, spec, spec_env, plan, envs);
+  if (!counted) return std::nullopt;
+  counted->refuted = refutation_summary(res);  // "" for an EQUIVALENT
+  return *counted;
 }
 
 // Where products are kept as definitions decides whether equal values get equal canonical
@@ -365,10 +368,12 @@ void prove_plan(CheckResult& res, const CheckOptions& options, const ir::Graph& 
 // another threshold often matches them. Every run is exact, so trying several is sound.
 constexpr size_t kDefineThresholds[] = {solver::Context::kDefineAbove, 64, 16};
 
-// The staged run, then the whole-program runs, on the instance reduce_or_refuse left.
-void prove_all(CheckResult& res, const CheckOptions& options, const ir::Graph& spec,
-               const frontend::Plan& plan, const exec::LinkedPlan& linked,
-               const prove::BoundPlan& bound, const Totals& totals) {
+// The staged run, then the whole-program runs, on the instance reduce_or_refuse left; the first
+// run that finds its verdict cannot stand says why.
+std::optional<Retry> prove_all(CheckResult& res, const CheckOptions& options,
+                               const ir::Graph& spec, const frontend::Plan& plan,
+                               const exec::LinkedPlan& linked, const prove::BoundPlan& bound,
+                               const Totals& totals) {
   res.stats.ranks = plan.world_size;
   res.stats.spec_nodes = int64_t(spec.nodes.size());
   res.stats.collectives = linked.collectives;
@@ -378,25 +383,31 @@ void prove_all(CheckResult& res, const CheckOptions& options, const ir::Graph& s
 
   if (options.stages) {  // scales with depth; an UNKNOWN is left to the whole-program runs
     CheckResult attempt = res;
+    std::optional<Retry> retry;
     try {
-      prove_plan(attempt, options, spec, plan, linked, bound, totals, kDefineThresholds[0], true);
+      retry = prove_plan(attempt, options, spec, plan, linked, bound, totals,
+                         kDefineThresholds[0], true);
     } catch (const prove::StagesDiverged&) {
       attempt.verdict = Verdict::Unknown;
     }
+    if (retry) return retry;
     if (attempt.verdict == Verdict::Equivalent || attempt.verdict == Verdict::NotEquivalent) {
       res = std::move(attempt);
-      return;
+      return std::nullopt;
     }
   }
   for (size_t k = 0; k < std::size(kDefineThresholds); ++k) {
     CheckResult attempt = res;
-    prove_plan(attempt, options, spec, plan, linked, bound, totals, kDefineThresholds[k], false);
+    if (auto retry = prove_plan(attempt, options, spec, plan, linked, bound, totals,
+                                kDefineThresholds[k], false))
+      return retry;
     const bool inconclusive = attempt.verdict == Verdict::Unknown && attempt.mismatch;
     if (!inconclusive || k + 1 == std::size(kDefineThresholds)) {
       res = std::move(attempt);
-      return;
+      return std::nullopt;
     }
   }
+  return std::nullopt;
 }
 
 // Runs one(k, options) for k < n on `options.jobs` threads, started in order of k; one()
@@ -474,9 +485,10 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
   if (got == Instance::Again) return Tried::Again;
   if (got == Instance::Refused) return Tried::Done;
   totals.sum_sites = &sum_sites;
-  try {
-    prove_all(res, options, spec, plan, linked, bound, totals);
-  } catch (const prove::CountedSum& c) {
+  const std::optional<Retry> retry = prove_all(res, options, spec, plan, linked, bound, totals);
+  if (!retry) return Tried::Done;
+  if (const auto* counted = std::get_if<prove::CountedSum>(&*retry)) {
+    const prove::CountedSum& c = *counted;
     // The axis keeps its full size in the next instance; should that one count at the same
     // site (it cannot: a kept axis is not a site), the whole check is at full size.
     std::string why = c.where + " sums, along this axis, addends that hold a common term "
@@ -491,7 +503,9 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
       kept.counted_sums[c.key] = why;
     }
     return Tried::Again;
-  } catch (const prove::CountedReplicas& c) {
+  }
+  {
+    const prove::CountedReplicas& c = std::get<prove::CountedReplicas>(*retry);
     if (c.micro_batches) {
       kept.micro_batches = c.where + " adds a term that every micro-batch adds, which counts them";
       res.warnings.push_back("fewer micro-batches not used: " + *kept.micro_batches);
@@ -502,7 +516,6 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
     res.warnings.push_back("fewer ranks not used: " + *kept.every_rank);
     return Tried::Again;
   }
-  return Tried::Done;
 }
 
 // Micro-batched programs are proven with 2 and 3 bodies (reduce/micro_batches.h) unless an

@@ -18,7 +18,7 @@
 
 namespace onnx_tv::prove {
 
-// Thrown by a proof whose instance has fewer ranks when counted_replica_sum finds a sum.
+// A sum over ranks (or micro-batches) an instance with fewer of them found counting them.
 struct CountedReplicas {
   std::string where;
   bool micro_batches = false;  // a sum over micro-batches (counted_micro_batch_sum)

@@ -90,7 +90,7 @@ bool products_count(solver::Context& ctx, const ir::Tensor& a, size_t ax, const 
 
 }  // namespace
 
-void confirm_sums(solver::Context& ctx, const std::vector<reduce::SumSite>& sites,
+std::optional<CountedSum> confirm_sums(solver::Context& ctx, const std::vector<reduce::SumSite>& sites,
                   const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
                   const std::vector<exec::Env>& envs) {
   // The node producing each output, per program (rewriting moves nodes, not their outputs).
@@ -121,10 +121,11 @@ void confirm_sums(solver::Context& ctx, const std::vector<reduce::SumSite>& site
       counts = products_count(ctx, *x, s.axis, *y, s.other_axis, budget);
     }
     if (counts)
-      throw CountedSum{g.file + ": " + n.describe(p->second) + " (input #" +
-                           std::to_string(s.input) + ", axis " + std::to_string(s.axis) + ")",
-                       reduce::counted_sum_key(g.file, s.output, s.input, s.axis), ""};
+      return CountedSum{g.file + ": " + n.describe(p->second) + " (input #" +
+                            std::to_string(s.input) + ", axis " + std::to_string(s.axis) + ")",
+                        reduce::counted_sum_key(g.file, s.output, s.input, s.axis), ""};
   }
+  return std::nullopt;
 }
 
 }  // namespace onnx_tv::prove

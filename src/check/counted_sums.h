@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "exec/executor.h"
+#include <optional>
+
 #include "frontend/plan.h"
 #include "ir/graph.h"
 #include "reduce/sum_site.h"
@@ -16,17 +18,17 @@
 
 namespace onnx_tv::prove {
 
-// Thrown by a proof whose instance counted at a sum site.
+// A sum site at which an instance counted: the instance proves nothing for the full size.
 struct CountedSum {
   std::string where;    // "rank0.onnx: MatMul node '/x' (input #0, axis 2)"
   std::string key;      // reduce::counted_sum_key: the next instance keeps the axis whole
   std::string refuted;  // what the instance refuted, if it did: a hint should the full size fail
 };
 
-// Throws CountedSum for the first site whose addends share a term. For a contraction, the
-// addends are the products of its factors along the axis; products of more terms than a
-// budget allows are taken to count (the axis is then kept whole, which is always sound).
-void confirm_sums(solver::Context& ctx, const std::vector<reduce::SumSite>& sites,
+// The first site whose addends share a term, if any. For a contraction, the addends are the
+// products of its factors along the axis; products of more terms than a budget allows are
+// taken to count (the axis is then kept whole, which is always sound).
+std::optional<CountedSum> confirm_sums(solver::Context& ctx, const std::vector<reduce::SumSite>& sites,
                   const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
                   const std::vector<exec::Env>& envs);
 

@@ -175,7 +175,7 @@ class Walker {
 
 }  // namespace
 
-void check_count_degrees(Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
+std::optional<KeepRanks> check_count_degrees(Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
                          const exec::LinkedPlan& linked, const std::vector<BoundRegion>& bound,
                          const std::vector<std::vector<std::string>>& totals) {
   std::vector<Var> counts;
@@ -192,7 +192,7 @@ void check_count_degrees(Inference& inf, const ir::Graph& spec, const frontend::
     names.push_back(kMicroBatches);
     mesh_axis.push_back(SIZE_MAX);
   }
-  if (counts.empty()) return;
+  if (counts.empty()) return std::nullopt;
   Walker w(inf, counts);
 
   std::unordered_map<std::string, Degrees> spec_deg;
@@ -268,13 +268,14 @@ void check_count_degrees(Inference& inf, const ir::Graph& spec, const frontend::
       auto text = [](int d) { return d >= kUnbounded ? std::string("unbounded") : std::to_string(d); };
       const std::string count = mesh_axis[k] == SIZE_MAX ? "the count of micro-batches"
                                                          : "its count of ranks";
-      throw KeepRanks{names[k], "output binding " + fb.origin + " has degree " + text(dr) +
+      return KeepRanks{names[k], "output binding " + fb.origin + " has degree " + text(dr) +
                                     " on the plan's side and " + text(ds) + " on the spec's in " +
                                     count + (why.empty() ? std::string() : " (from " + why + ")") +
                                     ", so 2 and 3 do not prove every count",
                       mesh_axis[k] == SIZE_MAX};
     }
   }
+  return std::nullopt;
 }
 
 }  // namespace onnx_tv::reduce

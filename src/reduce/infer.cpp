@@ -342,29 +342,30 @@ std::vector<size_t> spanned_axes(const Inference& inf, const std::vector<int64_t
   return out;
 }
 
-void check_shrunk_counts(Inference& inf) {
+std::optional<KeepRanks> check_shrunk_counts(Inference& inf) {
   for (size_t a = 0; a < inf.shrinks.size(); ++a) {
     if (!inf.shrinks[a]) continue;
     const Axis leaves = inf.dims.leaves(inf.mesh_counts[a]);
     const std::string& name = inf.full_mesh->axes[a];
     if (leaves.size() != 1)
-      throw KeepRanks{name, "another dimension splits its count of ranks"};
-    if (inf.dims.is_fixed(leaves[0])) throw KeepRanks{name, inf.dims.why_fixed(leaves[0])};
+      return KeepRanks{name, "another dimension splits its count of ranks"};
+    if (inf.dims.is_fixed(leaves[0])) return KeepRanks{name, inf.dims.why_fixed(leaves[0])};
     // Two axes' counts made one dimension keep one target: the other axis's ranks would not
     // match it.
     if (inf.dims.reduced_extent(leaves[0]) != inf.targets[a])
-      throw KeepRanks{name, "its count of ranks is one dimension with another axis's"};
+      return KeepRanks{name, "its count of ranks is one dimension with another axis's"};
   }
   if (inf.micro_batch_target) {
     const Axis leaves = inf.dims.leaves(inf.micro_batches);
     if (leaves.size() != 1)
-      throw KeepRanks{kMicroBatches, "another dimension splits the count of micro-batches", true};
+      return KeepRanks{kMicroBatches, "another dimension splits the count of micro-batches", true};
     if (inf.dims.is_fixed(leaves[0]))
-      throw KeepRanks{kMicroBatches, inf.dims.why_fixed(leaves[0]), true};
+      return KeepRanks{kMicroBatches, inf.dims.why_fixed(leaves[0]), true};
     if (inf.dims.reduced_extent(leaves[0]) != inf.micro_batch_target)
-      throw KeepRanks{kMicroBatches, "the count of micro-batches is one dimension with a count of ranks",
+      return KeepRanks{kMicroBatches, "the count of micro-batches is one dimension with a count of ranks",
                       true};
   }
+  return std::nullopt;
 }
 
 }  // namespace onnx_tv::reduce

@@ -62,7 +62,7 @@ std::vector<std::map<std::string, int64_t>> count_grid(const FewerRanks& fewer);
 // The identity choice: every rank kept.
 FewerRanks all_ranks(const frontend::Plan& full);
 
-// Thrown by reduction when inference finds that an axis chosen to shrink (or the count of
+// What reduction returns when inference finds that an axis chosen to shrink (or the count of
 // micro-batches) cannot.
 struct KeepRanks {
   std::string axis, why;

@@ -112,7 +112,7 @@ void assign_served(const ir::Graph& g, std::vector<Colour>& colour, const std::v
 }  // namespace
 
 // The bodies of one rank's program, or why they cannot be cut (NoBodies).
-ProgramBodies bodies_of(const Coloured& c, int64_t n) {
+std::variant<ProgramBodies, NoBodies> bodies_of(const Coloured& c, int64_t n) {
   const ir::Graph& g = *c.g;
   const Colour all = [&] {
     Colour a;
@@ -211,7 +211,7 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
     for (const auto& in : node.inputs) {
       const int64_t ic = popcount(colour_of(c, in));
       if (ic != 0 && ic != n)
-        throw NoBodies{here(i) + " combines values of some micro-batches other than by a sum"};
+        return NoBodies{here(i) + " combines values of some micro-batches other than by a sum"};
     }
   }
   // Partial sums feed exactly one other partial sum; the last of each chain is a total.
@@ -221,7 +221,7 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
     if (popcount(colour[i]) != n) {
       auto u = uses.find(o);
       if (graph_output.count(o) || u == uses.end() || u->second != 1)
-        throw NoBodies{here(i) + " adds some micro-batches and is used elsewhere than in the next sum"};
+        return NoBodies{here(i) + " adds some micro-batches and is used elsewhere than in the next sum"};
       out.partial_sums.push_back(i);
       continue;
     }
@@ -239,7 +239,7 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
           declared = shape_declared(g, mine);
           total.declared_from = mine;
         } else if (shape_declared(g, mine) != declared) {
-          throw NoBodies{here(s) + " declares its sum other than " + here(i)};
+          return NoBodies{here(s) + " declares its sum other than " + here(i)};
         }
       }
       for (const auto& in : g.nodes[s].inputs) {
@@ -252,18 +252,18 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
         if (popcount(ic) == 1) {
           std::string& leaf = total.leaves[size_t(single(ic))];
           if (!leaf.empty())
-            throw NoBodies{here(s) + " adds a second value of micro-batch " +
+            return NoBodies{here(s) + " adds a second value of micro-batch " +
                            std::to_string(single(ic))};
           leaf = in;
         } else if (popcount(ic) == 0 && start[s]) {
           total.shared.push_back(in);
         } else {
-          throw NoBodies{here(s) + " adds a value of several micro-batches that no sum made"};
+          return NoBodies{here(s) + " adds a value of several micro-batches that no sum made"};
         }
       }
     }
     for (const auto& leaf : total.leaves)
-      if (leaf.empty()) throw NoBodies{here(i) + " adds no value of some micro-batch"};
+      if (leaf.empty()) return NoBodies{here(i) + " adds no value of some micro-batch"};
     out.totals.push_back(std::move(total));
   }
   for (const auto& [o, is_out] : graph_output) {
@@ -272,12 +272,12 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
     if (k == 0 || k == n) continue;
     auto p = c.pieces.find(o);
     if (k != 1 || p == c.pieces.end() || p->second.k != single(oc))
-      throw NoBodies{c.label + ": graph output '" + o + "' depends on some micro-batches but is not bound to one"};
+      return NoBodies{c.label + ": graph output '" + o + "' depends on some micro-batches but is not bound to one"};
   }
   for (const auto& [v, p] : c.pieces) {
     const Colour& vc = colour_of(c, v);
     if (popcount(vc) != 1 || single(vc) != p.k)
-      throw NoBodies{c.label + ": '" + v + "' is bound to micro-batch " + std::to_string(p.k) +
+      return NoBodies{c.label + ": '" + v + "' is bound to micro-batch " + std::to_string(p.k) +
           " but is computed from others"};
   }
   // Body k is body 0 renamed: node for node, in file order.
@@ -303,7 +303,7 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
   };
   for (int64_t k = 1; k < n; ++k) {
     if (out.bodies[size_t(k)].size() != out.bodies[0].size())
-      throw NoBodies{c.label + ": micro-batch " + std::to_string(k) + " runs " +
+      return NoBodies{c.label + ": micro-batch " + std::to_string(k) + " runs " +
           std::to_string(out.bodies[size_t(k)].size()) + " nodes, micro-batch 0 " +
           std::to_string(out.bodies[0].size())};
     for (size_t j = 0; j < out.bodies[0].size(); ++j) {
@@ -330,7 +330,7 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
                              pb->second.k == k));
       }
       if (!same)
-        throw NoBodies{here(bi) + " of micro-batch " + std::to_string(k) + " differs from " +
+        return NoBodies{here(bi) + " of micro-batch " + std::to_string(k) + " differs from " +
             a.describe(out.bodies[0][j]) + " of micro-batch 0"};
     }
   }
@@ -338,12 +338,12 @@ ProgramBodies bodies_of(const Coloured& c, int64_t n) {
   for (const auto& [v, p] : c.pieces) {
     auto first = piece_value.find({p.family, 0});
     if (first != piece_value.end() && declared_as(v) != declared_as(first->second))
-      throw NoBodies{c.label + ": '" + v + "' is declared other than '" + first->second + "'"};
+      return NoBodies{c.label + ": '" + v + "' is declared other than '" + first->second + "'"};
   }
   for (const auto& t : out.totals)
     for (int64_t k = 1; k < n; ++k)
       if (t.leaves[size_t(k)] != renamed(t.leaves[0], k))
-        throw NoBodies{here(t.node) + " adds '" + t.leaves[size_t(k)] + "' for micro-batch " +
+        return NoBodies{here(t.node) + " adds '" + t.leaves[size_t(k)] + "' for micro-batch " +
                        std::to_string(k) + " where micro-batch 0 adds '" + t.leaves[0] + "'"};
   return out;
 }

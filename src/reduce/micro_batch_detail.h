@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "frontend/plan.h"
@@ -72,7 +73,7 @@ inline const Colour& colour_of(const Coloured& c, const std::string& v) {
 }
 
 // The bodies of one rank's program of `n` micro-batches, checked (docs/shape-reduction.md,
-// "Fewer micro-batches", points 2 to 4); NoBodies says why they cannot be cut.
-ProgramBodies bodies_of(const Coloured& c, int64_t n);
+// "Fewer micro-batches", points 2 to 4), or why they cannot be cut.
+std::variant<ProgramBodies, NoBodies> bodies_of(const Coloured& c, int64_t n);
 
 }  // namespace onnx_tv::reduce::micro

@@ -121,17 +121,19 @@ MicroBatches find_micro_batches(const frontend::Plan& plan, const exec::LinkedPl
     for (const auto& m : step.members) set_outputs(size_t(m.rank), m.node_index, c);
   }
   mb.programs.assign(plan.programs.size(), std::nullopt);
-  try {
-    for (size_t r = 0; r < ranks; ++r) {
-      ProgramBodies b = bodies_of(cs[r], mb.count);
-      auto& slot = mb.programs[plan.rank_program[r]];
-      if (!slot) slot = std::move(b);
-      else if (!(*slot == b))
-        throw NoBodies{cs[r].label + ": its micro-batches differ from another rank's running the same file"};
-    }
-  } catch (const NoBodies& e) {
-    mb = MicroBatches{};
-    mb.why_not = e.why;
+  auto none = [](std::string why) {
+    MicroBatches out;
+    out.why_not = std::move(why);
+    return out;
+  };
+  for (size_t r = 0; r < ranks; ++r) {
+    auto got = bodies_of(cs[r], mb.count);
+    if (auto* no = std::get_if<NoBodies>(&got)) return none(no->why);
+    ProgramBodies& b = std::get<ProgramBodies>(got);
+    auto& slot = mb.programs[plan.rank_program[r]];
+    if (!slot) slot = std::move(b);
+    else if (!(*slot == b))
+      return none(cs[r].label + ": its micro-batches differ from another rank's running the same file");
   }
   return mb;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <variant>
 
 #include "common/errors.h"
 #include "frontend/binding_side.h"
@@ -81,8 +82,9 @@ void check_declared(Inference& inf, ProgramDims& p) {
   });
 }
 
-Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const exec::LinkedPlan& linked,
-              const FewerRanks& fewer, const std::map<std::string, std::string>* counted_sums) {
+std::variant<Reduced, KeepRanks> build(const ir::Graph& spec, const frontend::Plan& plan,
+                                       const exec::LinkedPlan& linked, const FewerRanks& fewer,
+                                       const std::map<std::string, std::string>* counted_sums) {
   Inference inf;
   inf.counted_sums = counted_sums;
   std::vector<BoundRegion> bound;
@@ -90,8 +92,9 @@ Reduced build(const ir::Graph& spec, const frontend::Plan& plan, const exec::Lin
   check_declared(inf, inf.spec);
   for (auto& p : inf.ranks) check_declared(inf, p);
   std::vector<ConstSite> sites = classify_constants(inf, spec, plan, bound);
-  check_shrunk_counts(inf);
-  check_count_degrees(inf, spec, plan, linked, bound, fewer.micro_batch_totals);
+  if (auto k = check_shrunk_counts(inf)) return *k;
+  if (auto k = check_count_degrees(inf, spec, plan, linked, bound, fewer.micro_batch_totals))
+    return *k;
 
   Reduced out;
   out.sum_sites = inf.sum_sites;
@@ -181,9 +184,9 @@ Outcome reduce_plan(const ir::Graph& spec, const FewerRanks& fewer,
                     const exec::LinkedPlan& linked, const KeptWhole& kept) {
   Outcome o;
   try {
-    o.reduced = build(spec, fewer.plan, linked, fewer, &kept.counted_sums);
-  } catch (const KeepRanks& k) {
-    o.keep_ranks = k;
+    auto built = build(spec, fewer.plan, linked, fewer, &kept.counted_sums);
+    if (auto* k = std::get_if<KeepRanks>(&built)) o.keep_ranks = std::move(*k);
+    else o.reduced = std::move(std::get<Reduced>(built));
   } catch (const NotReducible& e) {
     o.why = e.message;
   } catch (const InputError& e) {

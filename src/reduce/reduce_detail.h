@@ -40,19 +40,21 @@ void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& 
 // mesh order.
 std::vector<size_t> spanned_axes(const Inference& inf, const std::vector<int64_t>& group);
 
-// Throws KeepRanks where an output's degree in a shrunk count (of ranks along a mesh axis, or
-// of micro-batches) may exceed 1, so that proofs at 2 and 3 would not prove every count
+// The axis to keep (KeepRanks) where an output's degree in a shrunk count (of ranks along a
+// mesh axis, or of micro-batches) may exceed 1, so that proofs at 2 and 3 would not prove every
+// count
 // (count_degree.cpp, docs/shape-reduction.md "Why 2 and 3"). `totals` names, per program, the
 // outputs of the sums over micro-batches.
-void check_count_degrees(Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
-                         const exec::LinkedPlan& linked, const std::vector<BoundRegion>& bound,
-                         const std::vector<std::vector<std::string>>& totals);
+std::optional<KeepRanks> check_count_degrees(
+    Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
+    const exec::LinkedPlan& linked, const std::vector<BoundRegion>& bound,
+    const std::vector<std::vector<std::string>>& totals);
 
-// Throws KeepRanks for an axis chosen to shrink whose count of ranks is no longer one
+// The axis to keep (KeepRanks) when the count of ranks of one chosen to shrink is no longer one
 // reducible variable: only a whole count maps to rank coordinates. The same for the count of
-// micro-batches (the axis kMicroBatches). Called once every rule that may fix or split a
+// micro-batches. Called once every rule that may fix or split a
 // dimension has run.
-void check_shrunk_counts(Inference& inf);
+std::optional<KeepRanks> check_shrunk_counts(Inference& inf);
 
 // A constant that lies along a reducible dimension, and what the reduced instance makes of it.
 struct ConstSite {
