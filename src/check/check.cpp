@@ -17,6 +17,7 @@
 #include "check/bindings.h"
 #include "check/counted_replicas.h"
 #include "check/counted_sums.h"
+#include "common/limits.h"
 #include "exec/executor.h"
 #include "exec/linker.h"
 #include "ir/well_formed.h"
@@ -56,12 +57,12 @@ struct Totals {
 };
 
 // Largest polynomial an expansion of definitions may build before giving up (UNKNOWN).
-constexpr size_t kExpansionBudget = 200'000;
+constexpr size_t kExpansionBudget = limits::kExpansionBudget;
 // A staged run gives up (and the whole-program runs take over) when a value grows past
 // kStagedMaxTerms, a sign that the sides stopped meeting at cuts, or when an obligation is
 // not met by unfolding within kStagedBudget terms.
-constexpr size_t kStagedMaxTerms = 4'096;
-constexpr size_t kStagedBudget = 20'000;
+constexpr size_t kStagedMaxTerms = limits::kStagedMaxTerms;
+constexpr size_t kStagedBudget = limits::kStagedBudget;
 
 void report(const CheckOptions& o, const std::string& phase, int64_t done, int64_t total) {
   if (o.on_progress) o.on_progress(Progress{phase, done, total});
@@ -260,7 +261,7 @@ Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Gra
     res.reduction.not_applied = o.why;
   }
   int64_t n = input_elements(spec);
-  if (n > options.max_elements / 10) {
+  if (n > options.max_elements / limits::kFullSizeInputShare) {
     res.verdict = Verdict::Unknown;
     res.message = "the spec's inputs hold " + std::to_string(n) +
                   " elements, too many to check at full size" +
@@ -273,7 +274,7 @@ Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Gra
 
 exec::RunLimits run_limits(const CheckOptions& o) {
   exec::RunLimits l;
-  l.memory_bytes = o.max_memory ? o.max_memory : exec::physical_bytes() / 100 * 85;
+  l.memory_bytes = o.max_memory ? o.max_memory : exec::physical_bytes() / 100 * limits::kMemoryPercent;
   l.node_elements = o.max_elements;
   l.trace = o.trace;
   return l;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common/errors.h"
+#include "common/limits.h"
 #include "solver/common_monomial.h"
 
 namespace onnx_tv::prove {
@@ -32,7 +33,7 @@ bool spans(const frontend::Mesh& mesh, const std::vector<int64_t>& group,
 // inside atoms of their own: (s+1)^2 - s^2 - 2s is 1. Where every addend expands within this
 // many terms, the expanded forms are compared too; beyond it the atoms stay as they are (the
 // assumption docs/shape-reduction.md states).
-constexpr size_t kGuardExpansion = 2'048;
+constexpr size_t kGuardExpansion = limits::kGuardExpansion;
 
 // The first element at which every addend holds a multiple of one monomial.
 std::optional<size_t> common_term(solver::Context& ctx, const std::vector<const ir::Tensor*>& ins) {

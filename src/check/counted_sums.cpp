@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "common/limits.h"
 #include "solver/common_monomial.h"
 
 namespace onnx_tv::prove {
@@ -12,7 +13,7 @@ namespace {
 
 // Terms of products a contraction's confirmation may build, over all its sites, before it
 // takes the rest to count (which only keeps axes whole).
-constexpr size_t kProductBudget = 4'000'000;
+constexpr size_t kProductBudget = limits::kProductBudget;
 
 // The slices of a tensor along an axis: the flat index of each slice's first element, and the
 // stride between its elements.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/limits.h"
 #include "reduce/reduced_dim.h"
 
 namespace onnx_tv {
@@ -107,7 +108,7 @@ struct CheckOptions {
   bool stages = true;  // try a stage-wise proof first (docs/design.md, "Stage cuts")
   // Elements (over every tensor of the spec and the ranks) above which a check at full size is
   // not attempted: UNKNOWN instead of exhausting memory.
-  int64_t max_elements = 20'000'000;
+  int64_t max_elements = limits::kMaxElements;
   // Resident memory in bytes past which a proof stops with UNKNOWN; 0 means 85% of the
   // machine's physical memory.
   size_t max_memory = 0;

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <unordered_set>
 
+#include "common/limits.h"
 #include "solver/evaluator.h"
 #include "solver/interval_evaluator.h"
 
@@ -24,7 +25,7 @@ constexpr int kIntervalLevels = 3;
 constexpr long double kCandidate = 1e-15L;
 // A full search (more tries than a comparison's quick one) ends with this many points checked
 // by intervals alone, for a difference below long double's resolution.
-constexpr int kQuickTries = 24, kPreciseTries = 4;
+constexpr int kQuickTries = limits::kWitnessQuickTries, kPreciseTries = limits::kWitnessPreciseTries;
 constexpr mpfr_prec_t kPrecisePrecision = 512;
 
 void collect(const solver::Context& ctx, solver::PolyId p, std::set<std::string>& out,
@@ -156,7 +157,7 @@ uint64_t name_hash(const std::string& s) {
 
 // Evaluators kept across comparisons hold a memo entry per polynomial reached; past this many
 // in all they are dropped and rebuilt, which bounds memory on the largest programs.
-constexpr size_t kMaxMemo = 8'000'000;
+constexpr size_t kMaxMemo = limits::kWitnessMemo;
 
 }  // namespace
 

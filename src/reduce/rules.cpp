@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/errors.h"
+#include "common/limits.h"
 #include "ops/infer_shapes.h"
 #include "ops/registry.h"
 #include "reduce/infer.h"
@@ -16,7 +17,7 @@ namespace {
 using ir::DType;
 using ir::Node;
 
-constexpr int64_t kConcreteMax = 64;  // elements of an integer tensor known exactly
+constexpr int64_t kConcreteMax = limits::kConcreteMax;  // elements known exactly
 
 DimValue from_tensor(Inference& inf, ir::Tensor t, bool size_derived, const std::string& origin) {
   DimValue v;

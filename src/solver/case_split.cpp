@@ -14,15 +14,16 @@
 #include <unordered_map>
 
 #include "solver/context_impl.h"
+#include "common/limits.h"
 
 namespace onnx_tv::solver {
 
 namespace {
 
-constexpr size_t kMaxAtoms = 10;    // extreme atoms split at once
-constexpr size_t kMaxCases = 1024;  // combinations of their choices
-constexpr size_t kMaxTerms = 20000;  // a rebuilt form past this gives up
-constexpr size_t kMaxDifference = 4096;  // a difference past this is not split
+constexpr size_t kMaxAtoms = limits::kCaseSplitAtoms;  // extreme atoms split at once
+constexpr size_t kMaxCases = limits::kCaseSplitCases;  // combinations of their choices
+constexpr size_t kMaxTerms = limits::kCaseSplitTerms;  // a rebuilt form past this gives up
+constexpr size_t kMaxDifference = limits::kCaseSplitDifference;  // a difference past this is not split
 
 bool is_extreme(Fn fn) { return fn == Fn::Max || fn == Fn::Min || fn == Fn::Abs; }
 

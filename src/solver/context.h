@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "common/limits.h"
 #include "solver/rational.h"
 #include "solver/small_rational.h"
 
@@ -141,7 +142,7 @@ class Context {
   // The value with every def(p) replaced by p, recursively (functions re-applied to expanded
   // arguments), or nullopt when some polynomial on the way exceeds `max_terms`.
   std::optional<Value> expand_definitions(Value v, size_t max_terms);
-  static constexpr size_t kDefineAbove = 32;
+  static constexpr size_t kDefineAbove = limits::kDefineAbove;
 
   // Stage cuts (check's stage-wise proofs). cut(v) is v with its primitive part made a
   // definition whatever its size, c * m * def(p'): the same real value, but every later use

@@ -5,13 +5,14 @@
 #include <set>
 
 #include "solver/context_impl.h"
+#include "common/limits.h"
 
 namespace onnx_tv::solver {
 
 // Small monomial content stays outside the definition, so sides that scale a value by
 // different monomials still meet at one atom; a larger one goes inside, or factors such as a
 // norm's 1/sqrt(...) would pile up in one monomial through the layers.
-constexpr size_t kOutsideFactors = 6;
+constexpr size_t kOutsideFactors = limits::kOutsideFactors;
 
 // A single term is never cut: it is as small as a value gets, and cutting it would make
 // cut(cut(v)) != cut(v) where the content of v's cut form is large (def(m * def(p)) where

@@ -1,0 +1,57 @@
+#pragma once
+// Every limit and tuning constant of the prover in one table, as CaDiCaL's options.hpp keeps
+// its options: name, value and what it bounds. docs/limits.md explains each, and a test checks
+// that it lists every entry with its value. The defaults of the limits a user sets
+// (--max-elements, --max-memory) are here too; the input format's own limits (world size,
+// nesting of plan.json, file sizes) are in docs/plan-format.md.
+#include <cstddef>
+#include <cstdint>
+
+// X(name, type, value, what it bounds)
+#define ONNX_TV_LIMITS(X)                                                                      \
+  X(kMaxElements, int64_t, 20'000'000,                                                         \
+    "tensor elements of an instance, and of one node's outputs (--max-elements' default)")     \
+  X(kFullSizeInputShare, int64_t, 10,                                                          \
+    "a check at full size needs its spec inputs to hold at most max-elements / this")         \
+  X(kMemoryPercent, size_t, 85, "--max-memory's default, in percent of physical memory")      \
+  X(kConcreteMax, int64_t, 64,                                                                 \
+    "elements of an integer tensor shape reduction keeps exactly (shape arithmetic)")         \
+  X(kDefineAbove, size_t, 32, "terms of a product above which it is kept as a definition")   \
+  X(kExpansionBudget, size_t, 200'000,                                                         \
+    "terms a whole-program run expands definitions to before a pair is left undecided")       \
+  X(kStagedMaxTerms, size_t, 4'096,                                                            \
+    "terms of a value past which the stage-wise run gives way to whole-program runs")         \
+  X(kStagedBudget, size_t, 20'000,                                                             \
+    "terms a stage-wise run unfolds a pair to before leaving it undecided")                   \
+  X(kProductBudget, size_t, 4'000'000,                                                         \
+    "terms of contraction products the sum confirmation builds before keeping axes whole")    \
+  X(kGuardExpansion, size_t, 2'048,                                                            \
+    "terms within which the guard on sums over ranks compares addends expanded")              \
+  X(kCaseSplitAtoms, size_t, 10, "max and min atoms split into cases at once")                 \
+  X(kCaseSplitCases, size_t, 1'024, "combinations of case choices tried")                      \
+  X(kCaseSplitTerms, size_t, 20'000, "terms of a form rebuilt in one case before giving up")   \
+  X(kCaseSplitDifference, size_t, 4'096, "terms of a difference past which no case split")     \
+  X(kOutsideFactors, size_t, 6,                                                                \
+    "monomial factors kept outside a definition (more go inside it)")                          \
+  X(kWitnessQuickTries, int, 24, "random points a comparison tries for a witness")             \
+  X(kWitnessPreciseTries, int, 4, "points a full search checks by intervals alone")            \
+  X(kWitnessMemo, size_t, 8'000'000,                                                           \
+    "memo entries of the witness evaluators before they are dropped and rebuilt")
+
+namespace onnx_tv::limits {
+
+#define ONNX_TV_LIMIT_DECLARE(name, type, value, what) inline constexpr type name = value;
+ONNX_TV_LIMITS(ONNX_TV_LIMIT_DECLARE)
+#undef ONNX_TV_LIMIT_DECLARE
+
+struct Entry {
+  const char* name;
+  long long value;
+  const char* what;
+};
+
+#define ONNX_TV_LIMIT_ENTRY(name, type, value, what) Entry{#name, (long long)(value), what},
+inline constexpr Entry kAll[] = {ONNX_TV_LIMITS(ONNX_TV_LIMIT_ENTRY)};
+#undef ONNX_TV_LIMIT_ENTRY
+
+}  // namespace onnx_tv::limits
