@@ -201,6 +201,14 @@ void copy_reduction(Reduction& out, const reduce::Reduced& r) {
   out.dims = r.dims;
 }
 
+exec::RunLimits run_limits(const CheckOptions& o) {
+  exec::RunLimits l;
+  l.memory_bytes = o.max_memory ? o.max_memory : exec::physical_bytes() / 100 * limits::kMemoryPercent;
+  l.node_elements = o.max_elements;
+  l.trace = o.trace;
+  return l;
+}
+
 // What reduce_or_refuse decided.
 enum class Instance { Ready, Refused, Again };
 
@@ -217,7 +225,8 @@ Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Gra
     res.reduction.not_applied = *kept.shape_reduction;
   } else if (options.reduce) {
     report(options, "reduce", 0, 1);
-    reduce::Outcome o = reduce::reduce_plan(spec, fewer, linked, kept);
+    reduce::Outcome o =
+        reduce::reduce_plan(spec, fewer, linked, kept, run_limits(options).memory_bytes);
     report(options, "reduce", 1, 1);
     if (o.keep_ranks) {
       if (o.keep_ranks->micro_batches) kept.micro_batches = o.keep_ranks->why;
@@ -272,13 +281,6 @@ Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Gra
   return Instance::Ready;
 }
 
-exec::RunLimits run_limits(const CheckOptions& o) {
-  exec::RunLimits l;
-  l.memory_bytes = o.max_memory ? o.max_memory : exec::physical_bytes() / 100 * limits::kMemoryPercent;
-  l.node_elements = o.max_elements;
-  l.trace = o.trace;
-  return l;
-}
 
 // Why a run's verdict cannot stand for the full size, and what the next try keeps whole.
 using Retry = std::variant<prove::CountedReplicas, prove::CountedSum>;
@@ -336,6 +338,7 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
   prove::WitnessSearch search(ctx, options.witness_seed);
   bool undecided = false;
   auto compare = [&](solver::Value a, solver::Value b) {
+    exec::check_memory(limits.memory_bytes, "comparing the outputs");
     // Definitions evaluate to their bodies, so a witness refutes cut forms as it refutes
     // expanded ones. Tried first: meeting a real difference runs to the budget.
     if (search.refutes(a, b, 24)) return prove::Comparison::Refuted;

@@ -33,6 +33,14 @@ class Unsupported : public Error {
   using Error::Error;
 };
 
+// A limit the user set (--max-memory, --max-elements) was reached: UNKNOWN like Unsupported,
+// but never a reason for a phase to fall back to another way of checking (which would only
+// need more).
+class ResourceLimit : public Unsupported {
+ public:
+  using Unsupported::Unsupported;
+};
+
 class InternalError : public Error {
  public:
   using Error::Error;

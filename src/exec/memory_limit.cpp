@@ -33,9 +33,9 @@ void check_memory(size_t limit, const std::string& where) {
     std::snprintf(amount, sizeof amount, "%.1f GB", gb);
   else
     std::snprintf(amount, sizeof amount, "%.0f MB", gb * 1024);
-  throw Unsupported("the proof needs more than " + std::string(amount) +
-                    " of memory (the limit, --max-memory) and was stopped at " + where +
-                    "; a plan with fewer micro-batches, layers or ranks per stage needs less");
+  throw ResourceLimit("the check needs more than " + std::string(amount) +
+                      " of memory (the limit, --max-memory) and was stopped at " + where +
+                      "; a plan with fewer micro-batches, layers or ranks per stage needs less");
 }
 
 }  // namespace onnx_tv::exec

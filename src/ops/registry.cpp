@@ -105,7 +105,7 @@ std::vector<ir::Tensor> run_node(solver::Context& ctx, const ir::Node& node, siz
       for (const auto& o : want)
         if (o.shape) n = std::min<int64_t>(INT64_MAX / 2, n + ir::element_count(*o.shape));
       if (n > max_elements)
-        throw Unsupported("its outputs would hold " + std::to_string(n) +
+        throw ResourceLimit("its outputs would hold " + std::to_string(n) +
                           " elements, more than the limit of " + std::to_string(max_elements) +
                           " (--max-elements)");
     }

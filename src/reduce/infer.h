@@ -56,6 +56,7 @@ struct Inference {
   // Sites an earlier instance found counting (counted_sum_key -> why): their axes keep their
   // full size.
   const std::map<std::string, std::string>* counted_sums = nullptr;
+  size_t memory_bytes = 0;  // --max-memory, checked at every node (0: none)
   DimStore dims;
   ProgramDims spec;
   std::vector<ProgramDims> ranks;

@@ -84,9 +84,11 @@ void check_declared(Inference& inf, ProgramDims& p) {
 
 std::variant<Reduced, KeepRanks> build(const ir::Graph& spec, const frontend::Plan& plan,
                                        const exec::LinkedPlan& linked, const FewerRanks& fewer,
-                                       const std::map<std::string, std::string>* counted_sums) {
+                                       const std::map<std::string, std::string>* counted_sums,
+                                       size_t memory_bytes) {
   Inference inf;
   inf.counted_sums = counted_sums;
+  inf.memory_bytes = memory_bytes;
   std::vector<BoundRegion> bound;
   run_inference(inf, spec, plan, linked, fewer, bound);
   check_declared(inf, inf.spec);
@@ -181,10 +183,10 @@ std::variant<Reduced, KeepRanks> build(const ir::Graph& spec, const frontend::Pl
 }  // namespace
 
 Outcome reduce_plan(const ir::Graph& spec, const FewerRanks& fewer,
-                    const exec::LinkedPlan& linked, const KeptWhole& kept) {
+                    const exec::LinkedPlan& linked, const KeptWhole& kept, size_t memory_bytes) {
   Outcome o;
   try {
-    auto built = build(spec, fewer.plan, linked, fewer, &kept.counted_sums);
+    auto built = build(spec, fewer.plan, linked, fewer, &kept.counted_sums, memory_bytes);
     if (auto* k = std::get_if<KeepRanks>(&built)) o.keep_ranks = std::move(*k);
     else o.reduced = std::move(std::get<Reduced>(built));
   } catch (const NotReducible& e) {
@@ -199,6 +201,8 @@ Outcome reduce_plan(const ir::Graph& spec, const FewerRanks& fewer,
     else throw;
   } catch (const InternalError&) {
     throw;  // a bug, never a reason to skip reduction
+  } catch (const ResourceLimit&) {
+    throw;  // checking at full size instead would need more
   } catch (const Error& e) {
     o.why = e.message();
   }

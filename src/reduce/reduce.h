@@ -42,7 +42,10 @@ struct Outcome {
 // links it. When an axis chosen to shrink cannot, the outcome says which (keep_ranks): choose
 // again keeping it. `kept` holds the sum sites (counted_sum_key) an earlier instance found
 // counting their axis, which keep it whole.
+// `memory_bytes` bounds the process's resident memory while inference runs (0: none; past it
+// ResourceLimit, never a fallback).
 Outcome reduce_plan(const ir::Graph& spec, const FewerRanks& fewer,
-                    const exec::LinkedPlan& linked, const KeptWhole& kept = {});
+                    const exec::LinkedPlan& linked, const KeptWhole& kept = {},
+                    size_t memory_bytes = 0);
 
 }  // namespace onnx_tv::reduce
