@@ -42,7 +42,7 @@ std::string range(int lo, int hi) {
   return "between " + std::to_string(lo) + " and " + std::to_string(hi);
 }
 
-std::string type_str(ir::DType t) {
+const char* type_str(ir::DType t) {
   switch (t) {
     case ir::DType::Float: return "tensor(float)";
     case ir::DType::UInt8: return "tensor(uint8)";
@@ -63,15 +63,18 @@ std::string type_str(ir::DType t) {
   return "";
 }
 
-// The element types input #i may have: its formal parameter's type, or the types its type
-// parameter allows (a variadic last parameter covers the inputs after it).
-std::vector<std::string> allowed_types(const onnx::OpSchema& s, size_t i) {
+// Whether input #i may have element type `t`: its formal parameter's type, or one its type
+// parameter allows (a variadic last parameter covers the inputs after it). Runs for every node
+// a proof executes, so it copies nothing.
+bool type_allowed(const onnx::OpSchema& s, size_t i, const char* t) {
   const auto& formal = s.inputs();
-  if (formal.empty()) return {};
+  if (formal.empty()) return true;
   const auto& p = formal[std::min(i, formal.size() - 1)];
   for (const auto& c : s.typeConstraintParams())
-    if (c.type_param_str == p.GetTypeStr()) return c.allowed_type_strs;
-  return {p.GetTypeStr()};
+    if (c.type_param_str == p.GetTypeStr())
+      return std::find(c.allowed_type_strs.begin(), c.allowed_type_strs.end(), t) !=
+             c.allowed_type_strs.end();
+  return p.GetTypeStr() == t;
 }
 
 }  // namespace
@@ -84,37 +87,36 @@ void check_onnx_schema(const ir::Node& node, int since_version,
   // A revision newer than the ONNX library knows (ReduceMax-18 with its axes input) is checked
   // by onnx-tv's own shape function only; an older schema would hold it to the wrong counts.
   if (s->since_version() < since_version) return;
-  const std::string rev = node.op_type + "-" + std::to_string(s->since_version());
+  // Named only in messages: built when one is written, not for every node run.
+  auto rev_of = [&] { return node.op_type + "-" + std::to_string(s->since_version()); };
   const int n_in = int(node.inputs.size()), n_out = int(node.outputs.size());
   if (n_in < s->min_input() || n_in > s->max_input())
-    throw InputError("has " + std::to_string(n_in) + " inputs; " + rev + " takes " +
+    throw InputError("has " + std::to_string(n_in) + " inputs; " + rev_of() + " takes " +
                      range(s->min_input(), s->max_input()));
   if (n_out < s->min_output() || n_out > s->max_output())
-    throw InputError("has " + std::to_string(n_out) + " outputs; " + rev + " gives " +
+    throw InputError("has " + std::to_string(n_out) + " outputs; " + rev_of() + " gives " +
                      range(s->min_output(), s->max_output()));
   const auto& formal = s->inputs();
   for (int i = 0; i < n_in && i < int(formal.size()); ++i)
     if (node.inputs[size_t(i)].empty() &&
         formal[size_t(i)].GetOption() == onnx::OpSchema::FormalParameterOption::Single)
       throw InputError("omits input #" + std::to_string(i) + " ('" + formal[size_t(i)].GetName() +
-                       "'), which " + rev + " requires");
+                       "'), which " + rev_of() + " requires");
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!inputs[i] || inputs[i]->dtype == ir::DType::Undefined) continue;
-    const std::vector<std::string> ok = allowed_types(*s, i);
-    const std::string t = type_str(inputs[i]->dtype);
-    if (!ok.empty() && std::find(ok.begin(), ok.end(), t) == ok.end())
+    if (!type_allowed(*s, i, type_str(inputs[i]->dtype)))
       throw InputError("input #" + std::to_string(i) + " ('" + node.inputs[i] + "') is " +
-                       ir::dtype_name(inputs[i]->dtype) + ", which " + rev + " does not take");
+                       ir::dtype_name(inputs[i]->dtype) + ", which " + rev_of() + " does not take");
   }
   for (const auto& [name, a] : s->attributes()) {
     auto it = node.attributes.find(name);
     if (it == node.attributes.end()) {
-      if (a.required) throw InputError("lacks attribute '" + name + "', which " + rev + " requires");
+      if (a.required) throw InputError("lacks attribute '" + name + "', which " + rev_of() + " requires");
       continue;
     }
     if (proto_kind(it->second.kind) != a.type)
       throw InputError("attribute '" + name + "' is " + kind_name(proto_kind(it->second.kind)) +
-                       "; " + rev + " expects " + kind_name(a.type));
+                       "; " + rev_of() + " expects " + kind_name(a.type));
   }
 }
 
