@@ -324,6 +324,17 @@ void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& 
     const DimValue& s = value_of(inf.spec, b.binding->spec, b.binding->origin);
     const DimValue& v = value_of(inf.ranks[size_t(b.binding->rank)], b.binding->value,
                                  b.binding->origin);
+    // What the check at full size says of a value that does not fit its region, said before
+    // any dimension is tied to it.
+    ir::Shape region(b.region.start.size());
+    for (size_t d = 0; d < region.size(); ++d) region[d] = b.region.end[d] - b.region.start[d];
+    const ir::Shape have = inf.dims.full_shape(v.dims);
+    if (have != region)
+      throw InputError(fb.origin + ": '" + fb.value + "' of rank " +
+                       std::to_string(inf.original[size_t(fb.rank)]) + " (" +
+                       plan.program_of(fb.rank).file + ") has shape " + ir::shape_string(have) +
+                       " but its region of spec '" + fb.spec + "' has shape " +
+                       ir::shape_string(region));
     const auto piece = inf.micro_batch_pieces.find({fb.rank, fb.value});
     bind_region(inf, s.dims, v.dims, b.region, b.binding->origin, b.binding,
                 piece == inf.micro_batch_pieces.end() ? std::nullopt

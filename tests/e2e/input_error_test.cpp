@@ -107,6 +107,19 @@ TEST(InputErrors, SliceShapeMismatch) {
   expect_error(c.run(), 2, {"w1_shard", "rank1.onnx"});
 }
 
+// An output bound to a region of another shape: exit 2 naming the binding in both modes (shape
+// reduction tied the two and failed an assertion, exit 4).
+TEST(InputErrors, OutputRegionShapeMismatch) {
+  Case c = copy_example("output_region_shape");
+  auto j = c.plan();
+  for (auto& b : j["bindings"])
+    if (b["rank"] == 1 && b["value"] == "y") b["slice"] = {{0, 2}, nullptr};
+  c.set_plan(j);
+  expect_error(c.run(), 2, {"bindings[7]", "'y'", "rank1.onnx", "[2, 8]"});
+  expect_error(run_cli("check " + c.spec().string() + " " + c.shards().string() + " --no-reduce"),
+               2, {"bindings[7]", "[2, 8]"});
+}
+
 TEST(InputErrors, DuplicateBinding) {
   Case c = copy_example("duplicate");
   auto j = c.plan();
