@@ -1,0 +1,102 @@
+// The faults found by fuzzing, through the binary as a user meets them: each ends with exit 2
+// and a message naming the file, and the --json report is written and is valid JSON whatever
+// bytes the input's names hold.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "run_cli.h"
+
+namespace fs = std::filesystem;
+
+namespace onnx_tv::e2e {
+namespace {
+
+// The bundled example copied to a fresh folder, to be broken.
+struct Case {
+  fs::path dir;
+  fs::path shards() const { return dir / "shards"; }
+  fs::path report() const { return dir / "report.json"; }
+  CliRun run() const {
+    fs::remove(report());
+    return run_cli("check " + (dir / "spec.onnx").string() + " " + shards().string() +
+                   " --no-progress --json " + report().string());
+  }
+  // The report, parsed; fails the test when it is missing or not JSON.
+  nlohmann::json json() const {
+    std::ifstream in(report());
+    EXPECT_TRUE(in.good()) << "no report at " << report();
+    try {
+      return nlohmann::json::parse(in);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "the report is not JSON: " << e.what();
+      return {};
+    }
+  }
+  onnx::ModelProto rank(int r) const {
+    onnx::ModelProto m;
+    std::ifstream in(shards() / ("rank" + std::to_string(r) + ".onnx"), std::ios::binary);
+    EXPECT_TRUE(m.ParseFromIstream(&in));
+    return m;
+  }
+  void save(int r, const onnx::ModelProto& m) const {
+    std::ofstream out(shards() / ("rank" + std::to_string(r) + ".onnx"), std::ios::binary);
+    ASSERT_TRUE(m.SerializeToOstream(&out));
+  }
+  void set_plan(const std::string& text) const { std::ofstream(shards() / "plan.json") << text; }
+};
+
+Case copy_example(const std::string& name) {
+  Case c{fresh_dir("hostile_" + name)};
+  fs::copy(source_dir() / "models/examples/mlp_tp2/spec.onnx", c.dir / "spec.onnx");
+  fs::copy(source_dir() / "models/examples/mlp_tp2/shards", c.shards());
+  return c;
+}
+
+void expect_exit(const CliRun& r, int code, std::initializer_list<std::string> words) {
+  EXPECT_EQ(r.exit_code, code) << r.out;
+  for (const auto& w : words) EXPECT_NE(r.out.find(w), std::string::npos) << "'" << w << "' not in:\n" << r.out;
+}
+
+TEST(HostileInputs, NameThatIsNotUtf8InAnError) {
+  Case c = copy_example("utf8_error");
+  onnx::ModelProto m = c.rank(1);
+  auto* v = m.mutable_graph()->add_input();  // an unbound input: an input error names it
+  *v = m.graph().input(0);
+  v->set_name("q\xff");
+  c.save(1, m);
+  // Exit 4 and an empty report before: the JSON writer threw on the name.
+  expect_exit(c.run(), 2, {"'q\\xff'", "rank1.onnx"});
+  EXPECT_EQ(c.json()["exit_code"], 2);
+  EXPECT_NE(c.json()["message"].get<std::string>().find("'q\\xff'"), std::string::npos);
+}
+
+TEST(HostileInputs, NameThatIsNotUtf8InAWarning) {
+  Case c = copy_example("utf8_warning");
+  onnx::ModelProto m = c.rank(1);
+  // An extra output no binding names: a warning quotes it, and the plan is still proven.
+  auto* n = m.mutable_graph()->add_node();
+  n->set_op_type("Identity");
+  n->add_input(m.graph().input(0).name());
+  n->add_output("extra\xfe\x1b");
+  auto* out = m.mutable_graph()->add_output();
+  *out = m.graph().input(0);
+  out->set_name("extra\xfe\x1b");
+  c.save(1, m);
+  const CliRun r = c.run();
+  expect_exit(r, 0, {"extra\\xfe\\x1b"});
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << "a terminal escape was printed";
+  const nlohmann::json j = c.json();
+  EXPECT_EQ(j["exit_code"], 0);
+  ASSERT_FALSE(j["warnings"].empty());
+  EXPECT_NE(j["warnings"][0].get<std::string>().find("extra\\xfe\\x1b"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace onnx_tv::e2e
