@@ -2,11 +2,10 @@
 // present, is read strictly; the programs are loaded; bindings from plan.json and from every
 // program's metadata are merged, expanded to one per rank, and checked for duplicates.
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "common/errors.h"
 #include "frontend/plan_detail.h"
+#include "frontend/regular_file.h"
 
 namespace onnx_tv::frontend {
 
@@ -18,13 +17,15 @@ namespace {
 constexpr const char* kFormat = "onnx-tv.plan/1";
 constexpr const char* kMetadataKey = "onnx_tv.bindings";
 
+// plan.json of a plan that lists every binding of thousands of ranks is large, but not this
+// large.
+constexpr uint64_t kMaxPlanBytes = uint64_t(1) << 30;
+
 Json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot be opened");
-  std::ostringstream buf;
-  buf << in.rdbuf();
+  detail::RegularFile file(path, "a plan.json file");
+  const std::string text = file.read_all(kMaxPlanBytes, "the most a plan.json may hold");
   try {
-    return Json::parse(buf.str());
+    return Json::parse(text);
   } catch (const Json::parse_error& e) {
     throw InputError(path + ": not valid JSON (" + e.what() + ")");
   }

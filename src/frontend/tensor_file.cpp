@@ -7,10 +7,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "common/errors.h"
 #include "frontend/onnx_convert.h"
+#include "frontend/regular_file.h"
 
 namespace onnx_tv::frontend {
 
@@ -48,14 +48,11 @@ uint16_t to_half_bits(double d) {
 }  // namespace
 
 NamedTensor load_tensor_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path + ": no such file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot be opened");
-  std::ostringstream buf;
-  buf << in.rdbuf();
+  detail::RegularFile file(path, "a TensorProto file");
+  const std::string bytes =
+      file.read_all(detail::kMaxModelBytes, "protobuf reads at most 2 GiB in one message");
   onnx::TensorProto t;
-  if (!t.ParseFromString(buf.str())) throw InputError(path + ": not a serialized TensorProto");
+  if (!t.ParseFromString(bytes)) throw InputError(path + ": not a serialized TensorProto");
   // A SequenceProto or OptionalProto parses as a TensorProto with fields it does not know, or
   // with no element type; neither is a tensor.
   if (!t.unknown_fields().empty() || t.data_type() == 0) {

@@ -64,6 +64,17 @@ void expect_exit(const CliRun& r, int code, std::initializer_list<std::string> w
   for (const auto& w : words) EXPECT_NE(r.out.find(w), std::string::npos) << "'" << w << "' not in:\n" << r.out;
 }
 
+TEST(HostileInputs, RankProgramIsDevZeroOrAFifo) {
+  Case c = copy_example("devzero");
+  fs::remove(c.shards() / "rank1.onnx");
+  fs::create_symlink("/dev/zero", c.shards() / "rank1.onnx");
+  expect_exit(c.run(), 2, {"rank1.onnx", "character device"});
+  fs::remove(c.shards() / "rank1.onnx");
+  ASSERT_EQ(mkfifo((c.shards() / "rank1.onnx").c_str(), 0600), 0);
+  expect_exit(c.run(), 2, {"rank1.onnx", "FIFO"});
+  EXPECT_EQ(c.json()["exit_code"], 2);
+}
+
 TEST(HostileInputs, NameThatIsNotUtf8InAnError) {
   Case c = copy_example("utf8_error");
   onnx::ModelProto m = c.rank(1);

@@ -1,0 +1,141 @@
+// Inputs made to break the reader rather than to describe a plan: files that are not regular
+// files or are too large, JSON nested without end, sizes and counts past what any plan holds,
+// names that are not UTF-8. Each must be an InputError (or Unsupported) naming the file and the
+// value, found before anything large is allocated, never a crash, a hang or a wrapped number.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <limits>
+
+#include "common/printable.h"
+#include "frontend/model_loader.h"
+#include "frontend/plan.h"
+#include "test_util.h"
+
+namespace onnx_tv::frontend::test {
+namespace {
+
+void write_rank_files(const TempDir& dir, int world) {
+  for (int r = 0; r < world; ++r) {
+    write_model(dir.file("rank" + std::to_string(r) + ".onnx"), identity_model());
+  }
+}
+
+bool valid_utf8_and_printable(const std::string& s) {
+  return printable(s) == s;
+}
+
+TEST(HostileFiles, OnlyRegularFilesAreRead) {
+  TempDir dir;
+  // /dev/zero never ends and a FIFO blocks until someone writes: both used to be read.
+  ASSERT_EQ(symlink("/dev/zero", dir.file("zero.onnx").c_str()), 0);
+  expect_input_error([&] { load_model(dir.file("zero.onnx")); },
+                     {dir.file("zero.onnx"), "character device", "expected an ONNX model"});
+  ASSERT_EQ(mkfifo(dir.file("fifo.onnx").c_str(), 0600), 0);
+  expect_input_error([&] { load_model(dir.file("fifo.onnx")); }, {dir.file("fifo.onnx"), "FIFO"});
+  std::filesystem::create_directory(dir.file("folder.onnx"));
+  expect_input_error([&] { load_model(dir.file("folder.onnx")); },
+                     {dir.file("folder.onnx"), "is a folder"});
+
+  // The same for plan.json and for a rank program named by it.
+  write_rank_files(dir, 1);
+  ASSERT_EQ(mkfifo(dir.file("plan.json").c_str(), 0600), 0);
+  expect_input_error([&] { load_plan(dir.path()); }, {dir.file("plan.json"), "FIFO"});
+  std::filesystem::remove(dir.file("plan.json"));
+  write_text(dir.file("plan.json"), R"({"world_size": 1, "ranks": {"0": "zero.onnx"}})");
+  expect_input_error([&] { load_plan(dir.path()); },
+                     {"rank 0", dir.file("zero.onnx"), "character device"});
+}
+
+TEST(HostileFiles, ExternalDataMustBeARegularFileOfTheRightSize) {
+  TempDir dir;
+  ASSERT_EQ(mkfifo(dir.file("w.bin").c_str(), 0600), 0);
+  onnx::ModelProto m = identity_model();
+  auto* t = m.mutable_graph()->add_initializer();
+  t->set_name("w");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(2);
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* kv = t->add_external_data();
+  kv->set_key("location");
+  kv->set_value("w.bin");
+  write_model(dir.file("m.onnx"), m);
+  expect_input_error([&] { load_model(dir.file("m.onnx")); },
+                     {dir.file("m.onnx"), "initializer 'w'", "FIFO"});
+  // A regular file of 1 GiB (sparse: no disk used) for a tensor of 8 bytes: refused before the
+  // gigabyte is read.
+  std::filesystem::remove(dir.file("w.bin"));
+  { std::ofstream(dir.file("w.bin")); }
+  std::filesystem::resize_file(dir.file("w.bin"), uint64_t(1) << 30);
+  expect_input_error([&] { load_model(dir.file("m.onnx")); },
+                     {"initializer 'w'", "1073741824 bytes", "expected 8"});
+}
+
+TEST(HostileFiles, ModelsLargerThanProtobufReadsAreRefusedUnread) {
+  TempDir dir;
+  { std::ofstream(dir.file("big.onnx")); }
+  std::filesystem::resize_file(dir.file("big.onnx"), uint64_t(3) << 30);  // sparse
+  const auto start = std::chrono::steady_clock::now();
+  expect_input_error([&] { load_model(dir.file("big.onnx")); },
+                     {dir.file("big.onnx"), "3221225472 bytes", "external data"});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(HostileCounts, DeclaredDimensionsAreSizes) {
+  onnx::ModelProto m = identity_model({4});
+  m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()
+      ->mutable_dim(0)->set_dim_value(-1);
+  expect_input_error([&] { parse_model(m.SerializeAsString(), "neg.onnx"); },
+                     {"neg.onnx", "value 'x'", "declared as -1"});
+  onnx::ModelProto big = identity_model({4});
+  auto* shape =
+      big.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->mutable_dim(0)->set_dim_value(int64_t(1) << 62);
+  shape->add_dim()->set_dim_value(4);  // 2^64 elements: wraps to 0
+  expect_input_error([&] { parse_model(big.SerializeAsString(), "big.onnx"); },
+                     {"big.onnx", "value 'y'", "4611686018427387904", "more than 2^48"});
+}
+
+TEST(HostileCounts, StoredShapesAreBounded) {
+  onnx::ModelProto m = identity_model();
+  add_float_initializer(m, "w", {int64_t(1) << 62, 4}, {});  // 2^64 elements wrap to 0
+  expect_input_error([&] { parse_model(m.SerializeAsString(), "w.onnx"); },
+                     {"w.onnx", "initializer 'w'", "more than 2^48"});
+  // A sparse tensor's dense size is not backed by data in the file.
+  onnx::ModelProto s = identity_model();
+  auto* sp = s.mutable_graph()->add_sparse_initializer();
+  sp->add_dims(int64_t(1) << 40);
+  sp->mutable_values()->set_name("sp");
+  sp->mutable_values()->set_data_type(onnx::TensorProto::FLOAT);
+  sp->mutable_values()->add_dims(0);
+  sp->mutable_indices()->set_data_type(onnx::TensorProto::INT64);
+  sp->mutable_indices()->add_dims(0);
+  try {
+    parse_model(s.SerializeAsString(), "sp.onnx");
+    ADD_FAILURE() << "a sparse tensor of 2^40 elements was made dense";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("sparse initializer 'sp'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(HostileNames, NamesThatAreNotUtf8AreEscapedInMessages) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  add_input(m, "x\xff", {1});
+  add_output(m, "y", {1});
+  add_node(m, "Relu", {"x\xff"}, {"y"}, "", "relu\xfe\x1b");
+  try {
+    parse_model(m.SerializeAsString(), "names\xc3.onnx");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_TRUE(valid_utf8_and_printable(msg)) << msg;
+    EXPECT_NE(msg.find("names\\xc3.onnx"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Relu node 'relu\\xfe\\x1b'"), std::string::npos) << msg;
+  }
+}
+
+}  // namespace
+}  // namespace onnx_tv::frontend::test
