@@ -21,14 +21,13 @@ constexpr const char* kMetadataKey = "onnx_tv.bindings";
 // large.
 constexpr uint64_t kMaxPlanBytes = uint64_t(1) << 30;
 
+// More ranks than any training job runs (the largest run on about 100,000 devices); below it,
+// a plan's per-rank tables stay a few hundred megabytes at most.
+constexpr int64_t kMaxWorldSize = int64_t(1) << 20;
+
 Json read_json_file(const std::string& path) {
   detail::RegularFile file(path, "a plan.json file");
-  const std::string text = file.read_all(kMaxPlanBytes, "the most a plan.json may hold");
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw InputError(path + ": not valid JSON (" + e.what() + ")");
-  }
+  return detail::parse_json(file.read_all(kMaxPlanBytes, "the most a plan.json may hold"), path);
 }
 
 // The top level of plan.json, before the programs are known.
@@ -46,9 +45,10 @@ void read_header(Plan& plan, const Json& j, const std::string& where) {
     detail::json_fail(where, "missing 'world_size' (the number of ranks), which is required");
   }
   plan.world_size = detail::json_int(j["world_size"], where + " world_size");
-  if (plan.world_size < 1) {
+  if (plan.world_size < 1 || plan.world_size > kMaxWorldSize) {
     detail::json_fail(where + " world_size",
-                      std::to_string(plan.world_size) + " (expected at least 1)");
+                      std::to_string(plan.world_size) + " (expected at least 1 and at most " +
+                          std::to_string(kMaxWorldSize) + " ranks)");
   }
   if (j.contains("mesh")) plan.mesh = detail::parse_mesh(j["mesh"], where + " mesh", plan.world_size);
 }
@@ -59,12 +59,7 @@ void read_metadata_bindings(Plan& plan) {
     auto it = g.metadata.find(kMetadataKey);
     if (it == g.metadata.end()) continue;
     const std::string where = g.file + " metadata " + kMetadataKey;
-    Json list;
-    try {
-      list = Json::parse(it->second);
-    } catch (const Json::parse_error& e) {
-      throw InputError(where + ": not valid JSON (" + e.what() + ")");
-    }
+    const Json list = detail::parse_json(it->second, where);
     detail::json_array(list, where);
     std::vector<int64_t> ranks;
     for (int64_t r = 0; r < plan.world_size; ++r) {

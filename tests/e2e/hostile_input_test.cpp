@@ -64,6 +64,25 @@ void expect_exit(const CliRun& r, int code, std::initializer_list<std::string> w
   for (const auto& w : words) EXPECT_NE(r.out.find(w), std::string::npos) << "'" << w << "' not in:\n" << r.out;
 }
 
+TEST(HostileInputs, PlanJsonNested100000Deep) {
+  Case c = copy_example("deep");
+  c.set_plan("{\"world_size\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  expect_exit(c.run(), 2, {"plan.json", "nest more than 64 levels"});
+  EXPECT_EQ(c.json()["exit_code"], 2);
+}
+
+TEST(HostileInputs, WorldSize2To31) {
+  Case c = copy_example("world");
+  nlohmann::json plan;
+  std::ifstream(c.shards() / "plan.json") >> plan;
+  plan["world_size"] = int64_t(1) << 31;
+  c.set_plan(plan.dump());
+  const auto start = std::chrono::steady_clock::now();
+  expect_exit(c.run(), 2, {"plan.json world_size", "2147483648"});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_EQ(c.json()["exit_code"], 2);
+}
+
 TEST(HostileInputs, RankProgramIsDevZeroOrAFifo) {
   Case c = copy_example("devzero");
   fs::remove(c.shards() / "rank1.onnx");

@@ -83,6 +83,88 @@ TEST(HostileFiles, ModelsLargerThanProtobufReadsAreRefusedUnread) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
+TEST(HostileJson, NestingIsBounded) {
+  TempDir dir;
+  write_rank_files(dir, 1);
+  // 100,000 nested lists overflowed the stack when the message printed the value.
+  write_text(dir.file("plan.json"), "{\"world_size\": " + std::string(100000, '[') +
+                                        std::string(100000, ']') + "}");
+  expect_input_error([&] { load_plan(dir.path()); },
+                     {dir.file("plan.json"), "nest more than 64 levels"});
+  // Brackets inside strings do not count.
+  write_text(dir.file("plan.json"),
+             "{\"world_size\": 1, \"format\": \"" + std::string(1000, '[') + "\"}");
+  expect_input_error([&] { load_plan(dir.path()); }, {"format", "is not a known format"});
+  // Bindings in a model's metadata are bounded the same way.
+  std::filesystem::remove(dir.file("plan.json"));
+  onnx::ModelProto m = identity_model();
+  set_metadata(m, "onnx_tv.bindings", std::string(100000, '[') + std::string(100000, ']'));
+  write_model(dir.file("rank0.onnx"), m);
+  expect_input_error([&] { load_plan(dir.path()); },
+                     {"rank0.onnx metadata onnx_tv.bindings", "nest more than 64 levels"});
+}
+
+TEST(HostileJson, IntegersOutsideInt64AreErrors) {
+  TempDir dir;
+  write_rank_files(dir, 1);
+  write_text(dir.file("plan.json"), R"({"world_size": 18446744073709551615})");
+  expect_input_error([&] { load_plan(dir.path()); }, {"world_size", "too large"});
+  write_text(dir.file("plan.json"), R"({"world_size": 1e300})");
+  expect_input_error([&] { load_plan(dir.path()); }, {"world_size", "expected an integer"});
+  // Past the range of a double the JSON parser throws out_of_range, not parse_error (fuzz:
+  // fuzz/regressions/plan_json/number_overflow.json): exit 4 before.
+  write_text(dir.file("plan.json"), R"({"world_size": 1e400})");
+  expect_input_error([&] { load_plan(dir.path()); }, {"plan.json", "not valid JSON", "1e400"});
+}
+
+TEST(HostileCounts, WorldSizeIsCheckedBeforeAnythingIsAllocated) {
+  TempDir dir;
+  write_rank_files(dir, 2);
+  // 2^31 ranks allocated 6 GB of tables and ended out of memory.
+  write_text(dir.file("plan.json"), R"({"world_size": 2147483648})");
+  expect_input_error([&] { load_plan(dir.path()); },
+                     {dir.file("plan.json"), "world_size", "2147483648", "at most 1048576"});
+  // Below the bound, the folder and the manifest must back the count.
+  const auto start = std::chrono::steady_clock::now();
+  write_text(dir.file("plan.json"), R"({"world_size": 1048576})");
+  expect_input_error([&] { load_plan(dir.path()); },
+                     {dir.file("rank2.onnx"), "no such file", "world_size 1048576"});
+  write_text(dir.file("plan.json"),
+             R"({"world_size": 1048576, "ranks": {"0": "rank0.onnx", "1": "rank1.onnx"}})");
+  expect_input_error([&] { load_plan(dir.path()); }, {"ranks", "rank 2 has no program"});
+  write_text(dir.file("plan.json"),
+             R"({"world_size": 1048576, "programs": [{"file": "rank0.onnx", "ranks": [0, 1]}]})");
+  expect_input_error([&] { load_plan(dir.path()); }, {"programs", "rank 2 runs no program"});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(HostileCounts, MeshShapeProductDoesNotWrap) {
+  TempDir dir;
+  write_rank_files(dir, 2);
+  // 2^32 * 2^32 * 2 wraps to 0 in 64 bits, and 2^62 * 4 to 0 as well.
+  write_text(dir.file("plan.json"), R"({"world_size": 2,
+      "mesh": {"axes": ["a", "b", "c"], "shape": [4294967296, 4294967296, 2]}})");
+  expect_input_error([&] { load_plan(dir.path()); }, {"mesh", "more than 2^63", "world_size is 2"});
+}
+
+TEST(HostileCounts, PeerOffsetDoesNotWrap) {
+  onnx::ModelProto m = make_model();
+  import_domain(m, "onnx_tv");
+  add_output(m, "y", {4});
+  onnx::NodeProto* recv = add_node(m, "Recv", {}, {"y"}, "onnx_tv", "recv");
+  set_string(recv, "peer_axis", "pp");
+  set_int(recv, "peer_offset", std::numeric_limits<int64_t>::max());  // 1 + it wraps
+  Plan p;
+  p.dir = "shards";
+  p.world_size = 2;
+  p.mesh = Mesh{{"pp"}, {2}};
+  p.programs.push_back(
+      std::make_shared<const ir::Graph>(parse_model(m.SerializeAsString(), "shards/p.onnx")));
+  p.rank_program = {0, 0};
+  expect_input_error([&] { parse_comm_op(p, 1, 0); },
+                     {"shards/p.onnx", "recv", "peer_offset 9223372036854775807", "leaves the mesh"});
+}
+
 TEST(HostileCounts, DeclaredDimensionsAreSizes) {
   onnx::ModelProto m = identity_model({4});
   m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()
