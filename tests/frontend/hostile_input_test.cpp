@@ -202,6 +202,46 @@ TEST(HostileCounts, StoredShapesAreBounded) {
   }
 }
 
+TEST(HostileCounts, InlinedFunctionsAreBounded) {
+  // f0 calls f1 twice, f1 calls f2 twice, ... f29 is one Identity: 2^29 nodes once inlined,
+  // from a file of a few kilobytes. They were all expanded, until memory ran out.
+  onnx::ModelProto m = make_model();
+  import_domain(m, "local");
+  add_input(m, "x", {2});
+  add_output(m, "y", {2});
+  add_node(m, "f0", {"x"}, {"y"}, "local", "call");
+  for (int i = 0; i < 30; ++i) {
+    auto* f = m.add_functions();
+    f->set_name("f" + std::to_string(i));
+    f->set_domain("local");
+    f->add_input("a");
+    f->add_output("b");
+    f->add_opset_import()->set_version(17);
+    auto node = [&](const std::string& in, const std::string& out) {
+      auto* n = f->add_node();
+      n->set_op_type(i == 29 ? "Identity" : "f" + std::to_string(i + 1));
+      n->set_domain(i == 29 ? "" : "local");
+      n->add_input(in);
+      n->add_output(out);
+    };
+    if (i == 29) {
+      node("a", "b");
+    } else {
+      node("a", "t");
+      node("t", "b");
+    }
+  }
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    parse_model(m.SerializeAsString(), "bomb.onnx");
+    ADD_FAILURE() << "2^29 nodes were inlined";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("bomb.onnx"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("more than 1000000 nodes"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
 TEST(HostileNames, NamesThatAreNotUtf8AreEscapedInMessages) {
   onnx::ModelProto m;
   m.set_ir_version(8);
