@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
     std::cerr << "onnx-tv: out of memory\n";
     return kInternalExit;
   } catch (const std::exception& e) {
-    std::cerr << "onnx-tv: internal error: " << e.what() << "\n";
+    std::cerr << "onnx-tv: internal error: " << onnx_tv::printable(e.what()) << "\n";
     return kInternalExit;
   }
 }

@@ -130,6 +130,35 @@ TEST(HostileInputs, NameThatIsNotUtf8InAWarning) {
   EXPECT_NE(j["warnings"][0].get<std::string>().find("extra\\xfe\\x1b"), std::string::npos);
 }
 
+TEST(HostileInputs, NameThatIsNotUtf8InEval) {
+  const fs::path dir = fresh_dir("hostile_eval");
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  for (auto [list, name] : {std::pair{m.mutable_graph()->mutable_input(), "x\xff"},
+                            {m.mutable_graph()->mutable_output(), "y\xfe\x1b"}}) {
+    auto* v = list->Add();
+    v->set_name(name);
+    v->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    v->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(1);
+  }
+  auto* n = m.mutable_graph()->add_node();
+  n->set_op_type("Neg");
+  n->add_input("x\xff");
+  n->add_output("y\xfe\x1b");
+  std::ofstream(dir / "m.onnx", std::ios::binary) << m.SerializeAsString();
+  fs::create_directories(dir / "in");
+  onnx::TensorProto t;
+  t.set_name("x\xff");
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  t.add_dims(1);
+  t.add_float_data(2);
+  std::ofstream(dir / "in/input_0.pb", std::ios::binary) << t.SerializeAsString();
+  const CliRun r = run_cli("eval " + (dir / "m.onnx").string() + " --inputs " + (dir / "in").string());
+  expect_exit(r, 0, {"y\\xfe\\x1b: float [1]", "-2"});
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << "a terminal escape was printed";
+}
+
 // The check crashers kept by the fuzzer, through the binary: whatever each ends in (a verdict,
 // an input error, or exit 4 while its fix is open), the --json report is written and says the
 // exit code the process gave. Exit 4 left an empty report before.
