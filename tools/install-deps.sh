@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Installs onnx-tv's build and test dependencies from Debian's packages (needs root).
-# Does nothing when they are all present already.
+# Does nothing when they are all present already. With --fuzz, also what the libFuzzer
+# harnesses need (docs/fuzzing.md): clang, its runtimes (libFuzzer, ASan, UBSan) and the
+# symbolizer for their stack traces.
 set -euo pipefail
 pkgs=(cmake g++ make libonnx-dev libprotobuf-dev protobuf-compiler libtbb-dev libcadical-dev
       libgmp-dev libmpfr-dev libgtest-dev nlohmann-json3-dev python3-onnx python3-numpy
       libonnx-testdata)  # ONNX's backend tests, for the conformance suite (tests/conformance)
+if [ "${1:-}" = "--fuzz" ]; then
+  pkgs+=(clang libclang-rt-14-dev llvm)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

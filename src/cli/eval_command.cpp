@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "common/printable.h"
 #include "eval/compare.h"
 #include "eval/conformance.h"
 #include "eval/eval.h"
@@ -29,9 +30,10 @@ int usage(const std::string& msg) {
   return kUsageExit;
 }
 
-// Up to 64 elements, so a large output does not flood the terminal.
+// Up to 64 elements, so a large output does not flood the terminal. Names come from the files
+// and are shown through printable().
 void print_tensor(std::ostream& out, const eval::NumericTensor& t) {
-  out << t.name << ": " << ir::dtype_name(t.dtype) << " " << ir::shape_string(t.shape) << "\n ";
+  out << printable(t.name) << ": " << ir::dtype_name(t.dtype) << " " << ir::shape_string(t.shape) << "\n ";
   const size_t shown = std::min<size_t>(t.values.size(), 64);
   for (size_t i = 0; i < shown; ++i) out << " " << eval::format_number(t.values[i]);
   if (shown < t.values.size()) out << " ... (" << t.values.size() << " elements)";
@@ -68,12 +70,12 @@ int eval_model(const std::string& model, const std::string& inputs, const std::s
     eval::Comparison c =
         eval::compare(got[i], eval::as_bfloat16_if_bits(want[i].tensor, got[i].dtype));
     if (c.kind == eval::Comparison::Kind::Match) {
-      std::cout << "output '" << got[i].name << "': matches\n";
+      std::cout << "output '" << printable(got[i].name) << "': matches\n";
     } else if (c.kind == eval::Comparison::Kind::NanExpected) {
-      std::cout << "UNKNOWN: " << c.message << "\n";
+      std::cout << "UNKNOWN: " << printable(c.message) << "\n";
       if (exit == 0) exit = kUnknownExit;
     } else {
-      std::cout << "MISMATCH: " << c.message << "\n";
+      std::cout << "MISMATCH: " << printable(c.message) << "\n";
       exit = kMismatchExit;
     }
   }

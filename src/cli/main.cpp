@@ -14,8 +14,10 @@
 #include "check/report_json.h"
 #include "cli/eval_command.h"
 #include "cli/progress_bar.h"
+#include "cli/safe_report.h"
 #include "cli/text_report.h"
 #include "common/errors.h"
+#include "common/printable.h"
 
 namespace {
 
@@ -59,6 +61,17 @@ std::optional<double> positive(const std::string& text) {
   } catch (...) {
   }
   return std::nullopt;
+}
+
+// Writes the --json report; false (after saying so) when it cannot be written.
+bool write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) {
+    std::cerr << "onnx-tv: cannot write the JSON report to '" << onnx_tv::printable(path) << "'\n";
+    return false;
+  }
+  return true;
 }
 
 int usage_error(const std::string& msg) {
@@ -116,19 +129,42 @@ int run_check(const std::vector<std::string>& args) {
   }
   onnx_tv::cli::ProgressBar bar(progress);
   options.on_progress = [&](const onnx_tv::Progress& p) { bar.update(p); };
-  onnx_tv::CheckResult result = onnx_tv::check(spec, shards, options);
+  onnx_tv::CheckResult result;
+  std::string internal;  // what failed, when the check stopped on a bug in onnx-tv
+  try {
+    result = onnx_tv::check(spec, shards, options);
+  } catch (const onnx_tv::InternalError& e) {
+    internal = e.what();
+  } catch (const std::bad_alloc&) {
+    internal = "out of memory";
+  } catch (const std::exception& e) {
+    internal = std::string("internal error: ") + e.what();
+  }
   bar.clear();
-  if (!json_path.empty()) {
-    std::ofstream out(json_path);
-    out << onnx_tv::to_json(result, spec, shards);
-    if (!out) {
-      std::cerr << "onnx-tv: cannot write the JSON report to '" << json_path << "'\n";
-      return kUsageExit;
+  if (internal.empty()) {
+    onnx_tv::cli::make_printable(result);
+    std::string json;
+    if (!json_path.empty()) {
+      try {
+        json = onnx_tv::to_json(result, onnx_tv::printable(spec), onnx_tv::printable(shards));
+      } catch (const std::exception& e) {
+        internal = std::string("internal error: the JSON report cannot be written: ") + e.what();
+      }
+    }
+    if (internal.empty()) {
+      if (!json_path.empty() && !write_file(json_path, json)) return kUsageExit;
+      onnx_tv::cli::print_report(std::cout, result);
+      std::cout << onnx_tv::cli::summary_line(result) << std::endl;
+      return int(result.verdict);
     }
   }
-  onnx_tv::cli::print_report(std::cout, result);
-  std::cout << onnx_tv::cli::summary_line(result) << std::endl;
-  return int(result.verdict);
+  // A bug: the report says so too, so that pipelines reading it are not left without one.
+  internal = onnx_tv::printable(internal);
+  if (!json_path.empty()) {
+    write_file(json_path, onnx_tv::cli::internal_error_json(internal, spec, shards));
+  }
+  std::cerr << "onnx-tv: " << internal << "\nThis is a bug in onnx-tv; please report it.\n";
+  return kInternalExit;
 }
 
 }  // namespace
@@ -151,7 +187,7 @@ int main(int argc, char** argv) {
     std::cerr << "onnx-tv: out of memory\n";
     return kInternalExit;
   } catch (const std::exception& e) {
-    std::cerr << "onnx-tv: internal error: " << e.what() << "\n";
+    std::cerr << "onnx-tv: internal error: " << onnx_tv::printable(e.what()) << "\n";
     return kInternalExit;
   }
 }

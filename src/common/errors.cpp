@@ -1,9 +1,13 @@
 #include "common/errors.h"
 
+#include "common/printable.h"
+
 namespace onnx_tv {
 
+Error::Error(const std::string& what) : std::runtime_error(""), message_(printable(what)) {}
+
 void Error::add_context(const std::string& context) {
-  message_ = context + ": " + message_;
+  message_ = printable(context) + ": " + message_;
 }
 
 void assertion_failed(const char* cond, const char* file, int line, const std::string& context) {

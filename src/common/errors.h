@@ -5,6 +5,9 @@
 //  - InternalError: a bug in onnx-tv itself; raised by ONNX_TV_ASSERT with its context.
 // Errors gain context as they propagate (as in ONNX's Status): a kernel says what is wrong
 // with a value, the evaluator adds the node, the loader adds the file.
+// Messages quote names from input files, which may be any bytes: the message and every context
+// added pass through printable() (common/printable.h), so what() is always valid UTF-8 that
+// can be printed and written to JSON.
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -13,7 +16,7 @@ namespace onnx_tv {
 
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& what) : std::runtime_error(what), message_(what) {}
+  explicit Error(const std::string& what);
   // Prepends "context: " to the message, innermost context last.
   void add_context(const std::string& context);
   const char* what() const noexcept override { return message_.c_str(); }

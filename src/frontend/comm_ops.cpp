@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/checked.h"
 #include "common/errors.h"
 #include "frontend/plan_detail.h"
 
@@ -141,7 +142,8 @@ int64_t resolve_peer(const OpSite& s) {
     const int64_t a = mesh.axis_index(*axis);
     if (a < 0) s.fail("attribute 'peer_axis': '" + *axis + "' is not a mesh axis");
     std::vector<int64_t> c = mesh.coords(s.rank);
-    const int64_t moved = c[size_t(a)] + *offset;
+    // An offset near 2^63 would wrap; it leaves the mesh like any other too large.
+    const int64_t moved = checked_add(c[size_t(a)], *offset).value_or(-1);
     if (moved < 0 || moved >= mesh.shape[size_t(a)]) {
       s.fail("peer_offset " + std::to_string(*offset) + " on axis '" + *axis +
              "' leaves the mesh: rank " + std::to_string(s.rank) + " has coordinate " +

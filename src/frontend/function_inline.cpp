@@ -15,6 +15,11 @@ namespace {
 // means a function calls itself.
 constexpr int kMaxDepth = 64;
 
+// The most nodes a model may expand to. Each level of calls multiplies: a function calling
+// another twice, thirty levels deep, is a file of a few kilobytes and 2^30 nodes once inlined.
+// A model of a few hundred layers has well under a million.
+constexpr int64_t kMaxInlinedNodes = 1'000'000;
+
 using FunctionMap = std::map<std::pair<std::string, std::string>, const onnx::FunctionProto*>;
 
 std::string domain_key(const std::string& d) { return d == "ai.onnx" ? "" : d; }
@@ -44,6 +49,11 @@ class Inliner {
             google::protobuf::RepeatedPtrField<onnx::NodeProto>& out) {
     auto it = functions_.find({domain_key(node.domain()), node.op_type()});
     if (it == functions_.end()) {
+      if (++emitted_ > kMaxInlinedNodes) {
+        throw Unsupported(file_ + ": its local functions expand to more than " +
+                          std::to_string(kMaxInlinedNodes) + " nodes once inlined (calls "
+                          "nested in calls multiply), more than onnx-tv reads");
+      }
       *out.Add() = node;
       return;
     }
@@ -115,7 +125,8 @@ class Inliner {
  private:
   const FunctionMap& functions_;
   std::string file_;
-  int calls_ = 0;
+  int64_t calls_ = 0;
+  int64_t emitted_ = 0;  // nodes written out, over every graph of the model
 };
 
 void inline_graph(onnx::GraphProto& g, Inliner& inliner) {

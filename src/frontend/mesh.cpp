@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "common/checked.h"
 #include "common/errors.h"
 #include "frontend/plan_detail.h"
 
@@ -50,16 +51,17 @@ Mesh parse_mesh(const Json& j, const std::string& where, int64_t world_size) {
     json_fail(where, "'shape' has " + std::to_string(shape.size()) + " entries but 'axes' has " +
                          std::to_string(axes.size()) + " (expected one size per axis)");
   }
-  int64_t product = 1;
+  std::optional<int64_t> product = 1;  // nullopt once past 2^63 - 1
   for (size_t i = 0; i < shape.size(); ++i) {
     const std::string at = where + " shape[" + std::to_string(i) + "]";
     const int64_t n = json_int(shape[i], at);
     if (n < 1) json_fail(at, "axis size " + std::to_string(n) + " (expected at least 1)");
     m.shape.push_back(n);
-    product *= n;
+    if (product) product = checked_mul(*product, n);
   }
   if (product != world_size) {
-    json_fail(where, "mesh shape " + shape.dump() + " holds " + std::to_string(product) +
+    json_fail(where, "mesh shape " + shape.dump() + " holds " +
+                         (product ? std::to_string(*product) : "more than 2^63") +
                          " ranks but world_size is " + std::to_string(world_size));
   }
   return m;

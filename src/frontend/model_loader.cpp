@@ -5,13 +5,12 @@
 #include "frontend/model_loader.h"
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <onnx/shape_inference/implementation.h>
 
 #include "common/errors.h"
 #include "frontend/onnx_convert.h"
+#include "frontend/regular_file.h"
 
 namespace onnx_tv::frontend {
 
@@ -37,7 +36,9 @@ std::string node_label(const onnx::NodeProto& n, int index) {
   return op + " node #" + std::to_string(index) + " (unnamed)";
 }
 
-ir::ValueInfo convert_value_info(const onnx::ValueInfoProto& v) {
+// `in` says where the value is declared (" in subgraph of ...", or "" for the main graph).
+ir::ValueInfo convert_value_info(const onnx::ValueInfoProto& v, const ModelContext& m,
+                                 const std::string& in) {
   ir::ValueInfo info;
   info.name = v.name();
   // Sequence, map and optional types have no tensor type; they keep Undefined and no shape,
@@ -47,11 +48,31 @@ ir::ValueInfo convert_value_info(const onnx::ValueInfoProto& v) {
   info.dtype = ir::DType(tt.elem_type());
   if (tt.has_shape()) {
     std::vector<ir::Dim> dims;
+    std::vector<int64_t> sizes;  // the static ones, whose product must stay bounded
     for (const auto& d : tt.shape().dim()) {
       ir::Dim dim;
-      if (d.has_dim_value()) dim.size = d.dim_value();
-      else if (d.has_dim_param()) dim.symbol = d.dim_param();
+      if (d.has_dim_value()) {
+        if (d.dim_value() < 0) {
+          throw InputError(m.file + ": value '" + v.name() + "'" + in + ": dimension " +
+                           std::to_string(dims.size()) + " is declared as " +
+                           std::to_string(d.dim_value()) +
+                           " (expected a size of 0 or more, or a symbolic name)");
+        }
+        dim.size = d.dim_value();
+        sizes.push_back(d.dim_value());
+      } else if (d.has_dim_param()) {
+        dim.symbol = d.dim_param();
+      }
       dims.push_back(std::move(dim));
+    }
+    if (!detail::bounded_element_count(sizes)) {
+      std::string shape;
+      for (const ir::Dim& d : dims) {
+        shape += (shape.empty() ? "" : ", ") + (d.size ? std::to_string(*d.size) : d.symbol);
+      }
+      throw InputError(m.file + ": value '" + v.name() + "'" + in + ": declared shape [" + shape +
+                       "] holds more than 2^48 elements (" + std::to_string(detail::kMaxElements) +
+                       "), more than any tensor onnx-tv reads");
     }
     info.shape = std::move(dims);
   }
@@ -153,9 +174,9 @@ ir::Graph convert_graph(const onnx::GraphProto& g, const ModelContext& m,
   out.opsets = m.opsets;
   out.ir_version = m.ir_version;
   const std::string in = where.empty() ? "" : " in " + where;
-  for (const auto& v : g.input()) out.inputs.push_back(convert_value_info(v));
-  for (const auto& v : g.output()) out.outputs.push_back(convert_value_info(v));
-  for (const auto& v : g.value_info()) out.value_info[v.name()] = convert_value_info(v);
+  for (const auto& v : g.input()) out.inputs.push_back(convert_value_info(v, m, in));
+  for (const auto& v : g.output()) out.outputs.push_back(convert_value_info(v, m, in));
+  for (const auto& v : g.value_info()) out.value_info[v.name()] = convert_value_info(v, m, in);
   for (const auto& t : g.initializer()) {
     if (t.name().empty()) throw InputError(m.file + ": an initializer" + in + " has no name");
     const TensorSource src{m.file, m.base_dir, "initializer '" + t.name() + "'" + in};
@@ -227,16 +248,11 @@ ir::Graph parse_model(const std::string& bytes, const std::string& name) {
 }
 
 ir::Graph load_model(const std::string& path, const LoadOptions& options) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw InputError(path + ": no such file");
-  if (std::filesystem::is_directory(path, ec)) {
-    throw InputError(path + ": is a folder, expected an ONNX model file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot be opened");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return parse_model(buf.str(), path, options);
+  detail::RegularFile file(path, "an ONNX model file");
+  const std::string bytes = file.read_all(
+      detail::kMaxModelBytes,
+      "protobuf reads at most 2 GiB; larger models keep their tensors as external data");
+  return parse_model(bytes, path, options);
 }
 
 ir::Graph load_model(const std::string& path) { return load_model(path, LoadOptions{}); }

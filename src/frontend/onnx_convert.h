@@ -1,13 +1,24 @@
 #pragma once
 // Private to the frontend: conversions from libonnx's protobuf classes to the ir. Kept apart
 // from the public headers so that nothing outside the frontend sees protobuf.
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <onnx/onnx_pb.h>
 
 #include "ir/graph.h"
 
 namespace onnx_tv::frontend::detail {
+
+// The most elements a shape read from a file may hold, declared or stored: 2^48, more than any
+// real tensor (a 2^48-element tensor of 2-byte floats is 512 TiB). Bounding it keeps every
+// product of sizes, element sizes and counts that follows far below 2^63.
+constexpr int64_t kMaxElements = int64_t(1) << 48;
+
+// The number of elements of `dims` (each 0 or more), or nullopt when it passes kMaxElements.
+// A zero dimension makes the count 0 whatever the others are.
+std::optional<int64_t> bounded_element_count(const std::vector<int64_t>& dims);
 
 // Where a tensor comes from, for messages and for external data.
 struct TensorSource {

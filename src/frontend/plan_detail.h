@@ -17,6 +17,14 @@ using Json = nlohmann::json;
 
 [[noreturn]] void json_fail(const std::string& where, const std::string& msg);
 
+// Nesting deeper than this is an error: plan.json needs 5 levels, and printing or destroying a
+// deeper document recurses once per level, so 100,000 nested lists would overflow the stack.
+constexpr size_t kMaxJsonDepth = 64;
+
+// Parses JSON text read from `where` (plan.json, a model's metadata). InputError naming `where`
+// when the text is not JSON or nests deeper than kMaxJsonDepth, checked before it is parsed.
+Json parse_json(const std::string& text, const std::string& where);
+
 // InputError on the first key of `obj` not in `allowed`, naming it and listing what is allowed.
 void check_keys(const Json& obj, const std::string& where,
                 std::initializer_list<const char*> allowed);

@@ -2,11 +2,10 @@
 // present, is read strictly; the programs are loaded; bindings from plan.json and from every
 // program's metadata are merged, expanded to one per rank, and checked for duplicates.
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "common/errors.h"
 #include "frontend/plan_detail.h"
+#include "frontend/regular_file.h"
 
 namespace onnx_tv::frontend {
 
@@ -18,16 +17,17 @@ namespace {
 constexpr const char* kFormat = "onnx-tv.plan/1";
 constexpr const char* kMetadataKey = "onnx_tv.bindings";
 
+// plan.json of a plan that lists every binding of thousands of ranks is large, but not this
+// large.
+constexpr uint64_t kMaxPlanBytes = uint64_t(1) << 30;
+
+// More ranks than any training job runs (the largest run on about 100,000 devices); below it,
+// a plan's per-rank tables stay a few hundred megabytes at most.
+constexpr int64_t kMaxWorldSize = int64_t(1) << 20;
+
 Json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot be opened");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  try {
-    return Json::parse(buf.str());
-  } catch (const Json::parse_error& e) {
-    throw InputError(path + ": not valid JSON (" + e.what() + ")");
-  }
+  detail::RegularFile file(path, "a plan.json file");
+  return detail::parse_json(file.read_all(kMaxPlanBytes, "the most a plan.json may hold"), path);
 }
 
 // The top level of plan.json, before the programs are known.
@@ -45,9 +45,10 @@ void read_header(Plan& plan, const Json& j, const std::string& where) {
     detail::json_fail(where, "missing 'world_size' (the number of ranks), which is required");
   }
   plan.world_size = detail::json_int(j["world_size"], where + " world_size");
-  if (plan.world_size < 1) {
+  if (plan.world_size < 1 || plan.world_size > kMaxWorldSize) {
     detail::json_fail(where + " world_size",
-                      std::to_string(plan.world_size) + " (expected at least 1)");
+                      std::to_string(plan.world_size) + " (expected at least 1 and at most " +
+                          std::to_string(kMaxWorldSize) + " ranks)");
   }
   if (j.contains("mesh")) plan.mesh = detail::parse_mesh(j["mesh"], where + " mesh", plan.world_size);
 }
@@ -58,12 +59,7 @@ void read_metadata_bindings(Plan& plan) {
     auto it = g.metadata.find(kMetadataKey);
     if (it == g.metadata.end()) continue;
     const std::string where = g.file + " metadata " + kMetadataKey;
-    Json list;
-    try {
-      list = Json::parse(it->second);
-    } catch (const Json::parse_error& e) {
-      throw InputError(where + ": not valid JSON (" + e.what() + ")");
-    }
+    const Json list = detail::parse_json(it->second, where);
     detail::json_array(list, where);
     std::vector<int64_t> ranks;
     for (int64_t r = 0; r < plan.world_size; ++r) {

@@ -29,14 +29,21 @@ int64_t rank_file_number(const std::string& name) {
 }
 
 // Without plan.json: rank0.onnx, rank1.onnx, ... with no gap; their count is the world size.
-std::vector<std::string> scan_rank_files(const std::string& dir) {
+// With plan.json (`world` given) only the files of ranks below `world` count, and a gap ends
+// the list: the caller compares its length with the world size.
+std::vector<std::string> scan_rank_files(const std::string& dir, int64_t world = -1) {
   std::set<int64_t> found;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const int64_t n = rank_file_number(entry.path().filename().string());
-    if (n >= 0) found.insert(n);
+    if (n >= 0 && (world < 0 || n < world)) found.insert(n);
   }
   if (ec) throw InputError(dir + ": cannot list the folder (" + ec.message() + ")");
+  if (world >= 0) {
+    std::vector<std::string> files;
+    for (int64_t r = 0; found.count(r); ++r) files.push_back(rank_file_name(r));
+    return files;
+  }
   if (found.empty()) {
     throw InputError(dir + ": no plan.json and no rank0.onnx (expected rank<N>.onnx files, "
                            "N = 0..W-1, or a plan.json)");
@@ -54,9 +61,10 @@ std::vector<std::string> scan_rank_files(const std::string& dir) {
   return files;
 }
 
-// plan.json `ranks`: {"0": "rank0.onnx", ...} (or a list, index = rank).
+// plan.json `ranks`: {"0": "rank0.onnx", ...} (or a list, index = rank). The entries are
+// read into a map, so a world_size that the entries do not back allocates nothing.
 std::vector<std::string> read_ranks_map(const Json& j, const std::string& where, int64_t world) {
-  std::vector<std::string> files(static_cast<size_t>(world));
+  std::map<int64_t, std::string> files;
   auto set_rank = [&](const std::string& key, const Json& v, const std::string& at) {
     size_t used = 0;
     int64_t r = -1;
@@ -70,9 +78,10 @@ std::vector<std::string> read_ranks_map(const Json& j, const std::string& where,
       json_fail(at, "rank " + key + " is outside the world (world_size " +
                         std::to_string(world) + ")");
     }
-    if (!files[size_t(r)].empty()) json_fail(at, "rank " + key + " is given twice");
-    files[size_t(r)] = json_string(v, at);
-    if (files[size_t(r)].empty()) json_fail(at, "the file name is empty");
+    if (files.count(r)) json_fail(at, "rank " + key + " is given twice");
+    std::string file = json_string(v, at);
+    if (file.empty()) json_fail(at, "the file name is empty");
+    files[r] = std::move(file);
   };
   if (j.is_array()) {
     for (size_t i = 0; i < j.size(); ++i) {
@@ -84,18 +93,41 @@ std::vector<std::string> read_ranks_map(const Json& j, const std::string& where,
       set_rank(it.key(), *it, where + " '" + it.key() + "'");
     }
   }
-  for (int64_t r = 0; r < world; ++r) {
-    if (files[size_t(r)].empty()) {
-      json_fail(where, "rank " + std::to_string(r) + " has no program (expected an entry \"" +
-                           std::to_string(r) + "\": \"<file>.onnx\")");
-    }
+  // Every key is a distinct rank below world: all ranks have a program when there are world.
+  if (int64_t(files.size()) != world) {
+    int64_t r = 0;
+    while (files.count(r)) ++r;
+    json_fail(where, "rank " + std::to_string(r) + " has no program (expected an entry \"" +
+                         std::to_string(r) + "\": \"<file>.onnx\")");
   }
-  return files;
+  std::vector<std::string> out;
+  out.reserve(files.size());
+  for (auto& [r, f] : files) out.push_back(std::move(f));
+  return out;
 }
 
 // plan.json `programs`: [{"file": ..., "ranks": list or selector}, ...].
 std::vector<std::string> read_programs(const Json& j, const std::string& where, const Plan& plan) {
   json_array(j, where);
+  // Lists of ranks cover no more ranks than they hold; only a selector may cover many. Counted
+  // before tables of world_size entries are made.
+  std::set<int64_t> listed;
+  bool selector = false;
+  for (const Json& e : j) {
+    const Json* ranks = e.is_object() && e.contains("ranks") ? &e["ranks"] : nullptr;
+    if (!ranks || !ranks->is_array()) selector = true;
+    for (size_t i = 0; !selector && i < ranks->size(); ++i) {
+      if ((*ranks)[i].is_number_integer()) listed.insert((*ranks)[i].get<int64_t>());
+    }
+  }
+  if (!selector && int64_t(listed.size()) < plan.world_size) {
+    int64_t r = 0;
+    while (listed.count(r)) ++r;
+    if (r < plan.world_size) {
+      json_fail(where, "rank " + std::to_string(r) + " runs no program (every rank of "
+                       "world_size " + std::to_string(plan.world_size) + " needs exactly one)");
+    }
+  }
   std::vector<std::string> files(size_t(plan.world_size));
   std::vector<std::string> given_by(size_t(plan.world_size));
   for (size_t i = 0; i < j.size(); ++i) {
@@ -138,7 +170,18 @@ void load_programs(Plan& plan, const Json* manifest, const std::string& where) {
   } else if (manifest->contains("programs")) {
     files = read_programs((*manifest)["programs"], where + " programs", plan);
   } else {
-    for (int64_t r = 0; r < plan.world_size; ++r) files.push_back(rank_file_name(r));
+    // The default files rank0.onnx .. rank<W-1>.onnx must all be in the folder; they are
+    // counted first, so that a world_size the folder cannot back allocates nothing.
+    const std::vector<std::string> found = scan_rank_files(plan.dir, plan.world_size);
+    if (int64_t(found.size()) != plan.world_size) {
+      const int64_t missing = int64_t(found.size());
+      throw InputError("the program of rank " + std::to_string(missing) + ": " +
+                       (fs::path(plan.dir) / rank_file_name(missing)).string() +
+                       ": no such file (" + where + " gives world_size " +
+                       std::to_string(plan.world_size) + "; without 'ranks' or 'programs', "
+                       "rank N runs rank<N>.onnx)");
+    }
+    files = found;
   }
 
   std::map<std::string, size_t> index_of;  // normalized path -> index in plan.programs

@@ -7,9 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 
 #include "common/errors.h"
 #include "frontend/onnx_convert.h"
+#include "frontend/regular_file.h"
 
 namespace onnx_tv::frontend::detail {
 
@@ -38,8 +40,9 @@ size_t element_size(ir::DType t) {
 }
 
 // The stored bytes of an external tensor (ONNX external data: location, offset, length),
-// resolved relative to the model's folder.
-std::string read_external(const onnx::TensorProto& t, const TensorSource& src) {
+// resolved relative to the model's folder. `expected` is the byte size the tensor's shape and
+// type give; a range of another length is an error before anything is read.
+std::string read_external(const onnx::TensorProto& t, const TensorSource& src, uint64_t expected) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto& kv : t.external_data()) {
@@ -52,22 +55,50 @@ std::string read_external(const onnx::TensorProto& t, const TensorSource& src) {
     }
   }
   if (location.empty()) fail(src, "external data without a 'location'");
-  std::filesystem::path path = std::filesystem::path(src.base_dir) / location;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(src, "external data file '" + path.string() + "' cannot be opened");
-  in.seekg(0, std::ios::end);
-  const int64_t size = int64_t(in.tellg());
-  if (length < 0) length = size - offset;
-  if (offset < 0 || length < 0 || offset + length > size) {
-    fail(src, "external data range [" + std::to_string(offset) + ", " +
-                  std::to_string(offset + length) + ") lies outside '" + path.string() +
-                  "' (" + std::to_string(size) + " bytes)");
+  if (offset < 0) fail(src, "external data offset " + std::to_string(offset) + " is negative");
+  const std::filesystem::path path = std::filesystem::path(src.base_dir) / location;
+  std::optional<RegularFile> file;
+  try {
+    file.emplace(path.string(), "an external data file");
+  } catch (const InputError& e) {
+    fail(src, "external data: " + e.message());
   }
-  std::string bytes(size_t(length), '\0');
-  in.seekg(offset);
-  in.read(bytes.data(), length);
-  if (!in) fail(src, "external data file '" + path.string() + "' could not be read");
-  return bytes;
+  const uint64_t size = file->size();
+  if (length < 0) length = uint64_t(offset) <= size ? int64_t(size - uint64_t(offset)) : 0;
+  if (uint64_t(offset) > size || uint64_t(length) > size - uint64_t(offset)) {
+    fail(src, "external data range [" + std::to_string(offset) + ", " + std::to_string(offset) +
+                  " + " + std::to_string(length) + ") lies outside '" + path.string() + "' (" +
+                  std::to_string(size) + " bytes)");
+  }
+  if (uint64_t(length) != expected) {
+    fail(src, "external data holds " + std::to_string(length) + " bytes, expected " +
+                  std::to_string(expected) + " for its shape and element type");
+  }
+  try {
+    return file->read_range(uint64_t(offset), uint64_t(length));
+  } catch (const InputError& e) {
+    fail(src, "external data: " + e.message());
+  }
+}
+
+// A constant made dense from a sparse tensor holds at most this many elements (2 GiB of
+// doubles): its size is not backed by data in the file, so it is bounded here.
+constexpr int64_t kMaxSparseElements = int64_t(1) << 28;
+
+// The tensor's dimensions into `shape`, and their element count; InputError on a negative
+// dimension or a count past kMaxElements.
+int64_t checked_shape(const google::protobuf::RepeatedField<int64_t>& dims,
+                      const TensorSource& src, ir::Shape& shape) {
+  for (int64_t d : dims) {
+    if (d < 0) fail(src, "negative dimension " + std::to_string(d));
+    shape.push_back(d);
+  }
+  const std::optional<int64_t> n = bounded_element_count(shape);
+  if (!n) {
+    fail(src, "shape " + ir::shape_string(shape) + " holds more than 2^48 elements (" +
+                  std::to_string(kMaxElements) + "), more than any tensor onnx-tv reads");
+  }
+  return *n;
 }
 
 // Decodes one element of raw bytes into the tensor's reals or ints.
@@ -127,6 +158,18 @@ void read_typed(const onnx::TensorProto& t, ir::ConstTensor& c, const TensorSour
 
 }  // namespace
 
+std::optional<int64_t> bounded_element_count(const std::vector<int64_t>& dims) {
+  for (int64_t d : dims) {
+    if (d == 0) return 0;
+  }
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d > kMaxElements || n > kMaxElements / d) return std::nullopt;
+    n *= d;
+  }
+  return n;
+}
+
 double half_to_double(uint16_t bits) {
   const int sign = bits >> 15, exp = (bits >> 10) & 0x1f, mant = bits & 0x3ff;
   double v;
@@ -157,16 +200,12 @@ ir::ConstTensor convert_tensor(const onnx::TensorProto& t, const TensorSource& s
     fail(src, "unsupported element type " + std::to_string(t.data_type()) +
                   " (expected a float, integer or bool type)");
   }
-  for (int64_t d : t.dims()) {
-    if (d < 0) fail(src, "negative dimension " + std::to_string(d));
-    c.shape.push_back(d);
-  }
-  const int64_t n = ir::element_count(c.shape);
+  const int64_t n = checked_shape(t.dims(), src, c.shape);
 
   const bool external = t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL;
   if (external || t.has_raw_data()) {
-    const std::string bytes = external ? read_external(t, src) : t.raw_data();
     const size_t es = element_size(c.dtype);
+    const std::string bytes = external ? read_external(t, src, uint64_t(n) * es) : t.raw_data();
     if (bytes.size() != size_t(n) * es) {
       fail(src, "holds " + std::to_string(bytes.size()) + " bytes of data, expected " +
                     std::to_string(n) + " elements of " + std::to_string(es) + " bytes for shape " +
@@ -190,11 +229,13 @@ ir::ConstTensor convert_sparse_tensor(const onnx::SparseTensorProto& t,
   ir::ConstTensor indices = convert_tensor(t.indices(), src);
   ir::ConstTensor c;
   c.dtype = values.dtype;
-  for (int64_t d : t.dims()) {
-    if (d < 0) fail(src, "negative dimension " + std::to_string(d));
-    c.shape.push_back(d);
+  const int64_t n = checked_shape(t.dims(), src, c.shape);
+  if (n > kMaxSparseElements) {
+    throw Unsupported(src.file + ": " + src.what + ": a sparse tensor of shape " +
+                      ir::shape_string(c.shape) + " is made dense, and " + std::to_string(n) +
+                      " elements is more than onnx-tv holds in one constant (" +
+                      std::to_string(kMaxSparseElements) + ")");
   }
-  const int64_t n = ir::element_count(c.shape);
   const bool is_real = ir::is_float(c.dtype);
   if (is_real) c.reals.assign(size_t(n), 0.0);
   else c.ints.assign(size_t(n), 0);

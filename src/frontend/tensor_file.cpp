@@ -2,14 +2,15 @@
 // exactly what the same values would mean inside a model.
 #include "frontend/tensor_file.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "common/errors.h"
 #include "frontend/onnx_convert.h"
+#include "frontend/regular_file.h"
 
 namespace onnx_tv::frontend {
 
@@ -23,21 +24,35 @@ uint16_t to_bfloat16_bits(float f) {
   return uint16_t(u >> 16);
 }
 
+// Round-to-nearest-even double -> float16 bits, rounded once from the double (never through
+// float, which would round twice); written out because not every compiler has _Float16.
 uint16_t to_half_bits(double d) {
-  return std::bit_cast<uint16_t>(static_cast<_Float16>(d));
+  const uint16_t sign = std::signbit(d) ? 0x8000 : 0;
+  if (std::isnan(d)) return sign | 0x7e00;
+  const double a = std::fabs(d);
+  if (a == 0) return sign;
+  int e = 0;
+  std::frexp(a, &e);  // a in [2^(e-1), 2^e)
+  const int k = e - 1;
+  if (k > 15) return sign | 0x7c00;  // past the largest binade: infinity
+  // Count a in units of the half's last mantissa bit (2^-24 below the normal range) and round
+  // to the nearest even count; scaling by a power of two is exact.
+  const int ulp = std::max(k, -14) - 10;
+  const auto q = uint32_t(std::nearbyint(std::ldexp(a, -ulp)));
+  // Subnormals are the count itself (1024 is the smallest normal's encoding); a normal count
+  // is in [1024, 2048], and 2048 carries into the exponent, up to infinity past 65504.
+  const uint32_t bits = k < -14 ? q : (uint32_t(k + 15) << 10) + (q - 1024);
+  return uint16_t(sign | bits);
 }
 
 }  // namespace
 
 NamedTensor load_tensor_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(path + ": no such file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot be opened");
-  std::ostringstream buf;
-  buf << in.rdbuf();
+  detail::RegularFile file(path, "a TensorProto file");
+  const std::string bytes =
+      file.read_all(detail::kMaxModelBytes, "protobuf reads at most 2 GiB in one message");
   onnx::TensorProto t;
-  if (!t.ParseFromString(buf.str())) throw InputError(path + ": not a serialized TensorProto");
+  if (!t.ParseFromString(bytes)) throw InputError(path + ": not a serialized TensorProto");
   // A SequenceProto or OptionalProto parses as a TensorProto with fields it does not know, or
   // with no element type; neither is a tensor.
   if (!t.unknown_fields().empty() || t.data_type() == 0) {
