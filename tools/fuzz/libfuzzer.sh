@@ -89,7 +89,7 @@ crash_site() {
   local out
   out=$("$build/fuzz_$1" "$2" 2>&1 || true)
   local frame
-  frame=$(grep -oE '(src|fuzz)/[a-z_/]+\.(cpp|h):[0-9]+' <<<"$out" | grep -v '^fuzz/' | head -1 || true)
+  frame=$(grep -oE 'src/[a-z_]+/[a-z_]+\.(cpp|h):[0-9]+' <<<"$out" | head -1 || true)
   if [ -n "$frame" ]; then echo "$frame"; return; fi
   sed -n 's/^onnx-tv fuzz: //p' <<<"$out" | head -1 | cut -c1-120
 }
