@@ -1,25 +1,12 @@
 // The meaning of each communication op (plan-format section 5) on symbolic tensors.
 #include "exec/executor.h"
+#include "exec/comm_shapes.h"
 #include "common/errors.h"
 #include "ir/tensor_util.h"
 
 namespace onnx_tv::exec {
 
 namespace {
-
-int64_t norm_axis(int64_t axis, int64_t rank, const char* what) {
-  if (axis < -rank || axis >= rank)
-    throw InputError(std::string(what) + " " + std::to_string(axis) +
-                     " is out of range for a tensor of rank " + std::to_string(rank));
-  return axis < 0 ? axis + rank : axis;
-}
-
-void require_same_shapes(const std::vector<const ir::Tensor*>& ins, const char* op) {
-  for (const ir::Tensor* t : ins)
-    if (t->shape != ins[0]->shape)
-      throw InputError(std::string(op) + ": members contribute tensors of different shapes " +
-                       ir::shape_string(ins[0]->shape) + " and " + ir::shape_string(t->shape));
-}
 
 ir::Tensor reduce(solver::Context& ctx, const std::vector<const ir::Tensor*>& ins,
                   ir::ReduceOp op) {
@@ -34,36 +21,24 @@ ir::Tensor reduce(solver::Context& ctx, const std::vector<const ir::Tensor*>& in
   return out;
 }
 
+// Shapes were checked by comm_output_shapes.
 std::vector<ir::Tensor> all_to_all(const std::vector<const ir::Tensor*>& ins,
                                    const ir::CommOp& op) {
   const int64_t n = int64_t(ins.size());
+  auto norm = [](int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; };
   std::vector<std::vector<ir::Tensor>> chunks;  // chunks[j][i]: member j's chunk for member i
   for (const ir::Tensor* t : ins) {
     ir::Tensor flat = *t;
-    int64_t split = 0;
-    if (op.flatten) {
-      flat.shape = {t->size()};
-    } else {
-      split = norm_axis(op.split_axis, t->rank(), "AllToAll split_axis");
-    }
-    if (flat.shape[split] % n)
-      throw InputError("AllToAll: dimension " + std::to_string(split) + " of size " +
-                       std::to_string(flat.shape[split]) + " does not split into " +
-                       std::to_string(n) + " equal chunks");
-    chunks.push_back(ir::split_equal(flat, split, n));
+    if (op.flatten) flat.shape = {t->size()};
+    chunks.push_back(ir::split_equal(flat, op.flatten ? 0 : norm(op.split_axis, t->rank()), n));
   }
   std::vector<ir::Tensor> outs;
   for (int64_t i = 0; i < n; ++i) {
     std::vector<const ir::Tensor*> parts;
     for (int64_t j = 0; j < n; ++j) parts.push_back(&chunks[j][i]);
-    if (op.flatten) {
-      ir::Tensor t = ir::concat(parts, 0);
-      t.shape = ins[i]->shape;
-      outs.push_back(std::move(t));
-    } else {
-      outs.push_back(ir::concat(parts, norm_axis(op.concat_axis, ins[i]->rank(),
-                                                 "AllToAll concat_axis")));
-    }
+    ir::Tensor t = ir::concat(parts, op.flatten ? 0 : norm(op.concat_axis, ins[i]->rank()));
+    if (op.flatten) t.shape = ins[i]->shape;
+    outs.push_back(std::move(t));
   }
   return outs;
 }
@@ -79,35 +54,24 @@ std::vector<ir::Tensor> run_comm(solver::Context& ctx, const Step& step,
     // Send's token carries no value; Recv gets the sent tensor.
     return {ir::make_tensor(ir::DType::Bool, {}, {ctx.zero()}), *ins[0]};
   }
+  std::vector<ir::Shape> shapes;
+  for (const ir::Tensor* t : ins) {
+    if (t->dtype != ins[0]->dtype)
+      throw InputError(ir::comm_kind_name(op.kind) + ": members contribute tensors of types " +
+                       ir::dtype_name(ins[0]->dtype) + " and " + ir::dtype_name(t->dtype));
+    shapes.push_back(t->shape);
+  }
+  const std::vector<ir::Shape> out_shapes = comm_output_shapes(op, shapes);
   std::vector<ir::Tensor> outs;
   switch (op.kind) {
-    case ir::CommKind::AllReduce: {
-      require_same_shapes(ins, "AllReduce");
-      ir::Tensor y = reduce(ctx, ins, op.reduce);
-      outs.assign(n, y);
+    case ir::CommKind::AllReduce:
+      outs.assign(n, reduce(ctx, ins, op.reduce));
       break;
-    }
-    case ir::CommKind::AllGather: {
-      const int64_t axis = norm_axis(op.axis, ins[0]->rank(), "AllGather axis");
-      for (const ir::Tensor* t : ins) {
-        ir::Shape a = t->shape, b = ins[0]->shape;
-        a[axis] = b[axis] = 0;
-        if (t->rank() != ins[0]->rank() || a != b)
-          throw InputError("AllGather: members contribute tensors of shapes " +
-                           ir::shape_string(ins[0]->shape) + " and " +
-                           ir::shape_string(t->shape) + ", which do not concatenate along axis " +
-                           std::to_string(axis));
-      }
-      outs.assign(n, ir::concat(ins, axis));
+    case ir::CommKind::AllGather:
+      outs.assign(n, ir::concat(ins, op.axis < 0 ? op.axis + ins[0]->rank() : op.axis));
       break;
-    }
     case ir::CommKind::ReduceScatter: {
-      require_same_shapes(ins, "ReduceScatter");
-      const int64_t axis = norm_axis(op.axis, ins[0]->rank(), "ReduceScatter axis");
-      if (ins[0]->shape[axis] % n)
-        throw InputError("ReduceScatter: dimension " + std::to_string(axis) + " of size " +
-                         std::to_string(ins[0]->shape[axis]) + " does not split over " +
-                         std::to_string(n) + " members");
+      const int64_t axis = op.axis < 0 ? op.axis + ins[0]->rank() : op.axis;
       outs = ir::split_equal(reduce(ctx, ins, op.reduce), axis, n);
       break;
     }
@@ -115,11 +79,15 @@ std::vector<ir::Tensor> run_comm(solver::Context& ctx, const Step& step,
       outs = all_to_all(ins, op);
       break;
     case ir::CommKind::Broadcast:
-      outs.assign(n, *ins[op.root]);
+      outs.assign(n, *ins[size_t(op.root)]);
       break;
     default:
       ONNX_TV_ASSERT(false, "point-to-point op in a collective step");
   }
+  for (size_t k = 0; k < outs.size(); ++k)
+    ONNX_TV_ASSERT(outs[k].shape == out_shapes[k],
+                   ir::comm_kind_name(op.kind) + " gave " + ir::shape_string(outs[k].shape) +
+                       " where its shapes say " + ir::shape_string(out_shapes[k]));
   return outs;  // in group order, as the step's members are
 }
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/errors.h"
+#include "exec/comm_shapes.h"
 #include "exec/memory_limit.h"
 #include "frontend/binding_side.h"
 #include "reduce/infer.h"
@@ -117,11 +118,25 @@ void run_comm(Inference& inf, const frontend::Plan& plan, const exec::Step& step
   std::vector<DimValue> ins;
   for (const auto& m : step.members)
     ins.push_back(value_of(inf.ranks[size_t(m.rank)], m.comm.data_input, here));
+  // The executor's check of the collective's shapes, at full size, before any dimension is
+  // tied: a plan it rejects is an input error in both modes.
+  std::vector<ir::Shape> full_shapes;
+  for (const DimValue& v : ins) full_shapes.push_back(inf.dims.full_shape(v.dims));
+  try {
+    exec::comm_output_shapes(first.comm, full_shapes);
+  } catch (const InputError& e) {
+    throw InputError(here + ": " + e.what());
+  }
   for (size_t k = 1; k < ins.size(); ++k) {
     if (ins[k].dims.size() != ins[0].dims.size())
       throw NotReducible{here + ": the members' inputs have different ranks"};
-    for (size_t a = 0; a < ins[0].dims.size(); ++a)
+    for (size_t a = 0; a < ins[0].dims.size(); ++a) {
+      // Sizes may differ only along a concatenated axis (an uneven gather): kept whole.
+      if (full_shapes[k][a] != full_shapes[0][a])
+        throw NotReducible{here + ": the members' inputs differ in size along axis " +
+                           std::to_string(a)};
       inf.dims.unify(ins[0].dims[a], ins[k].dims[a], here + " (members' inputs)");
+    }
   }
   DimValue out = ins[0];
   out.concrete.reset();

@@ -77,5 +77,19 @@ TEST(EdgeCases, ReluDifferenceProvenByCases) {
   }
 }
 
+// An AllGather of pieces of different sizes (rows 0-1 and 2-5) is valid: proven at full size,
+// with the reason reduction was not applied (it once failed an assertion tying the two sizes,
+// exit 4); gathered in the wrong order, refuted at the gather, in both modes.
+TEST(EdgeCases, UnevenAllGatherIsProvenAtFullSize) {
+  CliRun ok = check_case("uneven_gather");
+  EXPECT_EQ(ok.exit_code, 0) << ok.out;
+  EXPECT_TRUE(says(ok, "the members' inputs differ in size along axis 0")) << ok.out;
+  for (const std::string flags : {"", " --no-reduce"}) {
+    CliRun bad = check_case("uneven_gather", "shards_wrong" + flags);
+    EXPECT_EQ(bad.exit_code, 1) << bad.out;
+    EXPECT_TRUE(says(bad, "/allgather [AllGather]")) << bad.out;
+  }
+}
+
 }  // namespace
 }  // namespace onnx_tv::e2e

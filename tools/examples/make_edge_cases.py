@@ -13,7 +13,9 @@ ir<V>: the same small plan as IR version V (3 to 6) with default-domain opset 9;
 reshape_allowzero: Reshape of an empty [4, 0] to [0, 4] with allowzero=1.
 nan_log, nan_zero_inf, nan_const: a rank value undefined over the reals (log of -1; 0 * inf;
   a NaN initializer), on inputs too large to check at full size.
-relu_odd: relu(x) - relu(-x) for x (shards) and relu(x) + relu(-x) for x (shards_wrong)."""
+relu_odd: relu(x) - relu(-x) for x (shards) and relu(x) + relu(-x) for x (shards_wrong).
+uneven_gather: rows 0-1 and 2-5 of x on two ranks, gathered back by an AllGather of pieces of
+  different sizes (shards); the same gathered in the wrong order (shards_wrong)."""
 import json
 import os
 import sys
@@ -202,6 +204,28 @@ def relu_odd(out):
     save(out, None, [rank("Add")], shards="shards_wrong")
 
 
+def uneven_gather(out):
+    spec = model([helper.make_node("Relu", ["x"], ["y"], name="/relu")],
+                 [vi("x", [6, 8])], [vi("y", [6, 8])])
+    cuts = [0, 2, 6]
+
+    def ranks(group):
+        out_ranks, bindings = [], []
+        for r in range(2):
+            nodes = [helper.make_node("Relu", ["x_local"], ["h"], name="/relu"),
+                     helper.make_node("AllGather", ["h"], ["y"], domain="onnx_tv",
+                                      name="/allgather", group=group, axis=0)]
+            rows = cuts[r + 1] - cuts[r]
+            out_ranks.append(model(nodes, [vi("x_local", [rows, 8])], [vi("y", [6, 8])], comm=True))
+            bindings += [{"rank": r, "value": "x_local", "spec": "x",
+                          "slice": [[cuts[r], cuts[r + 1]], [0, 8]]},
+                         {"rank": r, "value": "y", "spec": "y"}]
+        return out_ranks, {"format": "onnx-tv.plan/1", "world_size": 2, "bindings": bindings}
+
+    save(out, spec, *ranks([0, 1]))
+    save(out, None, *ranks([1, 0]), shards="shards_wrong")
+
+
 def main(out):
     d = lambda name: os.path.join(out, name)
     mean_2p24(d("mean_2p24"))
@@ -215,6 +239,7 @@ def main(out):
     nan_value(d("nan_zero_inf"), "zero_inf")
     nan_value(d("nan_const"), "nan")
     relu_odd(d("relu_odd"))
+    uneven_gather(d("uneven_gather"))
 
 
 if __name__ == "__main__":
