@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "common/errors.h"
 #include "ops/registry.h"
 
 namespace onnx_tv::prove {
@@ -27,7 +28,9 @@ StageCuts::StageCuts(solver::Context& ctx, const ir::Graph& spec, size_t max_ter
 
 void StageCuts::check_size(const std::string& name, const ir::Tensor& t) const {
   for (const auto& v : t.data)
-    if (ctx_.term_count(v) > max_terms_) throw StagesDiverged{name};
+    if (ctx_.term_count(v) > max_terms_)
+      throw NotApplicable("stage-wise proof: '" + name + "' grew past " +
+                          std::to_string(max_terms_) + " terms");
 }
 
 void StageCuts::on_spec_tensor(const std::string& name, ir::Tensor& t) {

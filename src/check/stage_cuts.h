@@ -17,11 +17,8 @@
 
 namespace onnx_tv::prove {
 
-// Thrown when a spec value that is not cut grows past the limit given to StageCuts: the
-// sides no longer meet at cuts, and a whole-program run does better.
-struct StagesDiverged {
-  std::string tensor;
-};
+// A spec value that is not cut growing past the limit given to StageCuts throws
+// NotApplicable: the sides no longer meet at cuts, and a whole-program run does better.
 
 class StageCuts {
  public:

@@ -1,8 +1,11 @@
 #pragma once
 // Three kinds of failure, kept apart because users act on them differently:
 //  - InputError: the user's files are wrong (exit 2). The message names file, node, value.
+//    MathError: a value undefined over the reals (log of -1, 0 * inf), an input error.
 //  - Unsupported: a well-formed input outside what onnx-tv decides (exit 3, UNKNOWN).
+//    ResourceLimit: a limit the user set was reached. NotApplicable: a shortcut declines.
 //  - InternalError: a bug in onnx-tv itself; raised by ONNX_TV_ASSERT with its context.
+// These are the only exception types: every phase catches by these kinds.
 // Errors gain context as they propagate (as in ONNX's Status): a kernel says what is wrong
 // with a value, the evaluator adds the node, the loader adds the file.
 // Messages quote names from input files, which may be any bytes: the message and every context
@@ -31,6 +34,12 @@ class InputError : public Error {
   using Error::Error;
 };
 
+// An operation whose result is undefined over the reals (log of -1, 0 * inf).
+class MathError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 class Unsupported : public Error {
  public:
   using Error::Error;
@@ -40,6 +49,14 @@ class Unsupported : public Error {
 // but never a reason for a phase to fall back to another way of checking (which would only
 // need more).
 class ResourceLimit : public Unsupported {
+ public:
+  using Unsupported::Unsupported;
+};
+
+// A shortcut does not apply here: shape reduction to this plan, the stage-wise proof past its
+// size limit. The phase that tried it turns it into a value (reduce::Outcome::why, an UNKNOWN
+// staged attempt) and goes on another way, exact as well; it never reaches the CLI.
+class NotApplicable : public Unsupported {
  public:
   using Unsupported::Unsupported;
 };

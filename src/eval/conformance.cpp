@@ -70,7 +70,7 @@ std::pair<Outcome, std::string> run_data_set(const ir::Graph& g, const fs::path&
     got = evaluate(g, ins);
   } catch (const Unsupported& e) {
     return {Outcome::Unsupported, e.what()};
-  } catch (const solver::MathError& e) {
+  } catch (const MathError& e) {
     // The project models the reals: NaN and infinities from undefined operations are out of
     // scope, but only when the test is about them.
     if (holds_non_finite(ins) || holds_non_finite(expected))

@@ -23,7 +23,7 @@ Tensor to_tensor(solver::Context& ctx, const ConstTensor& c) {
                               : c.dtype == DType::Float    ? solver::FloatFormat::Float32
                                                            : solver::FloatFormat::Float64;
     for (double x : c.reals) {
-      if (std::isnan(x)) throw solver::MathError("constant holds NaN");
+      if (std::isnan(x)) throw MathError("constant holds NaN");
       if (std::isinf(x)) {
         data.push_back(x > 0 ? solver::Context::pos_inf() : solver::Context::neg_inf());
       } else {

@@ -156,7 +156,7 @@ Value cast_value(Context& ctx, Value v, DType from, DType to) {
       throw Unsupported("Cast from " + ir::dtype_name(from) + " to " + ir::dtype_name(to) +
                         " of the symbolic value " + ctx.to_string(v) + " is not modeled");
     }
-    if (!v.is_finite()) throw solver::MathError("Cast of an infinity to " + ir::dtype_name(to));
+    if (!v.is_finite()) throw MathError("Cast of an infinity to " + ir::dtype_name(to));
     return ctx.constant(wrap_integer(truncate(const_rational(ctx, v, "Cast input")), to));
   }
   throw Unsupported("Cast to " + ir::dtype_name(to) + " is not modeled");

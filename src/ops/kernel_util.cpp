@@ -125,7 +125,7 @@ std::string attr_string(const ir::Node& n, const std::string& name, const std::s
 }
 
 static Value float32_value(Context& ctx, double f, const std::string& what) {
-  if (std::isnan(f)) throw solver::MathError(what + " is NaN");
+  if (std::isnan(f)) throw MathError(what + " is NaN");
   if (std::isinf(f)) return f > 0 ? Context::pos_inf() : Context::neg_inf();
   return ctx.constant(solver::float_meaning(f, solver::FloatFormat::Float32));
 }

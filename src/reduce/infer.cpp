@@ -18,11 +18,11 @@ namespace {
 
 std::vector<int64_t> static_dims(const ProgramDims& p, const ir::ValueInfo& vi) {
   std::vector<int64_t> out;
-  if (!vi.shape) throw NotReducible{p.label + ": graph input '" + vi.name + "' has no declared shape"};
+  if (!vi.shape) throw NotApplicable(p.label + ": graph input '" + vi.name + "' has no declared shape");
   for (const auto& d : *vi.shape) {
     if (!d.size)
-      throw NotReducible{p.label + ": graph input '" + vi.name + "' has a symbolic dimension '" +
-                         d.symbol + "'"};
+      throw NotApplicable(p.label + ": graph input '" + vi.name + "' has a symbolic dimension '" +
+                         d.symbol + "'");
     out.push_back(*d.size);
   }
   return out;
@@ -66,7 +66,7 @@ void run_node(Inference& inf, ProgramDims& p, size_t i) {
 const DimValue& value_of(ProgramDims& p, const std::string& name, const std::string& context) {
   auto it = p.values.find(name);
   if (it == p.values.end())
-    throw NotReducible{p.label + ": " + context + " reads '" + name + "', which is not defined"};
+    throw NotApplicable(p.label + ": " + context + " reads '" + name + "', which is not defined");
   return it->second;
 }
 
@@ -129,12 +129,12 @@ void run_comm(Inference& inf, const frontend::Plan& plan, const exec::Step& step
   }
   for (size_t k = 1; k < ins.size(); ++k) {
     if (ins[k].dims.size() != ins[0].dims.size())
-      throw NotReducible{here + ": the members' inputs have different ranks"};
+      throw NotApplicable(here + ": the members' inputs have different ranks");
     for (size_t a = 0; a < ins[0].dims.size(); ++a) {
       // Sizes may differ only along a concatenated axis (an uneven gather): kept whole.
       if (full_shapes[k][a] != full_shapes[0][a])
-        throw NotReducible{here + ": the members' inputs differ in size along axis " +
-                           std::to_string(a)};
+        throw NotApplicable(here + ": the members' inputs differ in size along axis " +
+                           std::to_string(a));
       inf.dims.unify(ins[0].dims[a], ins[k].dims[a], here + " (members' inputs)");
     }
   }
@@ -158,7 +158,7 @@ void run_comm(Inference& inf, const frontend::Plan& plan, const exec::Step& step
   const size_t r = out.dims.size();
   auto axis_of = [&](int64_t a) {
     const int64_t n = a < 0 ? a + int64_t(r) : a;
-    if (n < 0 || n >= int64_t(r)) throw NotReducible{here + ": axis out of range"};
+    if (n < 0 || n >= int64_t(r)) throw NotApplicable(here + ": axis out of range");
     return size_t(n);
   };
   // A gathered or scattered axis is (group, piece); the group's count is the mesh axes'
@@ -175,7 +175,7 @@ void run_comm(Inference& inf, const frontend::Plan& plan, const exec::Step& step
     const int64_t n = count ? inf.dims.full(*count) : g;  // the full plan's group size
     auto parts = inf.dims.split_inner(a, inf.dims.full(a) / n);
     if (inf.dims.full(a) % n != 0 || !parts)
-      throw NotReducible{here + ": the scattered axis does not split evenly"};
+      throw NotApplicable(here + ": the scattered axis does not split evenly");
     if (count)
       inf.dims.unify(parts->first, *count, here + " scatters along it");
     else
@@ -195,14 +195,14 @@ void run_comm(Inference& inf, const frontend::Plan& plan, const exec::Step& step
       out.dims[axis_of(first.comm.axis)] = scattered(out.dims[axis_of(first.comm.axis)]);
       break;
     case CommKind::AllToAll: {
-      if (first.comm.flatten) throw NotReducible{here + ": a flattened AllToAll"};
+      if (first.comm.flatten) throw NotApplicable(here + ": a flattened AllToAll");
       const size_t s = axis_of(first.comm.split_axis), c = axis_of(first.comm.concat_axis);
       out.dims[s] = scattered(out.dims[s]);
       out.dims[c] = gathered(out.dims[c]);
       break;
     }
     default:
-      throw NotReducible{here + ": an unexpected communication op"};
+      throw NotApplicable(here + ": an unexpected communication op");
   }
   for (const auto& m : step.members)
     if (!m.comm.output.empty()) inf.ranks[size_t(m.rank)].values[m.comm.output] = out;
@@ -232,7 +232,7 @@ std::optional<Axis> placement_count(Inference& inf, const frontend::Binding* b, 
 void bind_region(Inference& inf, const DimShape& spec, const DimShape& rank,
                  const frontend::Region& region, const std::string& why,
                  const frontend::Binding* binding, std::optional<size_t> micro_batch_dim) {
-  if (spec.size() != rank.size()) throw NotReducible{why + ": ranks differ"};
+  if (spec.size() != rank.size()) throw NotApplicable(why + ": ranks differ");
   for (size_t d = 0; d < spec.size(); ++d) {
     int64_t s = region.start[d];
     const int64_t n = region.end[d] - s;

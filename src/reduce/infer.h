@@ -17,10 +17,6 @@
 
 namespace onnx_tv::reduce {
 
-// Reduction is impossible or would be unsound here; the message says where and why.
-struct NotReducible {
-  std::string message;
-};
 
 struct DimValue {
   DimShape dims;
@@ -75,7 +71,7 @@ struct Inference {
   std::map<std::pair<int64_t, std::string>, size_t> micro_batch_pieces;
 };
 
-// A node's output dims from its inputs' (rules.cpp). Throws NotReducible for an op without a
+// A node's output dims from its inputs' (rules.cpp). Throws NotApplicable for an op without a
 // rule or a case the rules cannot follow.
 std::vector<DimValue> infer_node(Inference& inf, ProgramDims& prog, size_t node_index);
 
@@ -108,7 +104,7 @@ DimValue const_dims(Inference& inf, const ir::ConstTensor& c, const std::string&
 // "rank3.onnx: MatMul node '/x/MatMul'" for messages.
 std::string where(const ProgramDims& prog, size_t node_index);
 
-// NotReducible naming the node.
+// NotApplicable naming the node.
 [[noreturn]] void cannot(const ProgramDims& prog, size_t node_index, const std::string& why);
 
 // The elements of a concrete value as integers; nullopt when one is not an integer.

@@ -22,7 +22,7 @@ std::vector<frontend::SliceEntry> reduced_slice(Inference& inf, const DimShape& 
   for (size_t d = 0; d < spec.size(); ++d) {
     auto s = inf.dims.reduced_position(spec[d], start[d], true);
     auto e = inf.dims.reduced_position(spec[d], end[d], true);
-    if (!s || !e) throw NotReducible{what + ": its region is not made of whole blocks"};
+    if (!s || !e) throw NotApplicable(what + ": its region is not made of whole blocks");
     out.push_back(std::make_pair(*s, *e));
   }
   return out;
@@ -127,9 +127,9 @@ std::variant<Reduced, KeepRanks> build(const ir::Graph& spec, const frontend::Pl
       auto it = a.values.find(name);
       if (it == a.values.end()) continue;
       if (inf.dims.reduced_shape(v.dims) != inf.dims.reduced_shape(it->second.dims))
-        throw NotReducible{"ranks " + std::to_string(first_rank[prog]) + " and " + std::to_string(r) +
+        throw NotApplicable("ranks " + std::to_string(first_rank[prog]) + " and " + std::to_string(r) +
                            " run one program (" + plan.programs[prog]->file + ") but its value '" +
-                           name + "' would reduce differently on them"};
+                           name + "' would reduce differently on them");
     }
   }
   for (size_t prog = 0; prog < plan.programs.size(); ++prog) {
@@ -189,23 +189,21 @@ Outcome reduce_plan(const ir::Graph& spec, const FewerRanks& fewer,
     auto built = build(spec, fewer.plan, linked, fewer, &kept.counted_sums, memory_bytes);
     if (auto* k = std::get_if<KeepRanks>(&built)) o.keep_ranks = std::move(*k);
     else o.reduced = std::move(std::get<Reduced>(built));
-  } catch (const NotReducible& e) {
-    o.why = e.message;
-  } catch (const InputError& e) {
-    // The user's files are wrong whatever the size (a declared shape contradicted, a malformed
-    // node): the same error the check at full size would give. So is a value undefined over the
-    // reals (0 * inf, log of -1) when every rank and micro-batch is kept, as inference then
-    // computes the full-size program's own values; with fewer, a size it reads may differ.
-    const bool whole = fewer.axes.empty() && !fewer.micro_batch_count;
-    if (dynamic_cast<const solver::MathError*>(&e) && !whole) o.why = e.message();
+  } catch (const NotApplicable& e) {
+    o.why = e.message();
+  } catch (const MathError& e) {
+    // A value undefined over the reals (0 * inf, log of -1) is the user's error when every
+    // rank and micro-batch is kept, as inference then computes the full-size program's own
+    // values; with fewer, a size it reads may differ, and the full-size check decides.
+    if (!fewer.axes.empty() || fewer.micro_batch_count) o.why = e.message();
     else throw;
-  } catch (const InternalError&) {
-    throw;  // a bug, never a reason to skip reduction
   } catch (const ResourceLimit&) {
     throw;  // checking at full size instead would need more
-  } catch (const Error& e) {
-    o.why = e.message();
+  } catch (const Unsupported& e) {
+    o.why = e.message();  // an op reduction does not model; the full-size check may
   }
+  // Any other InputError (a declared shape contradicted, a malformed node) is the error the
+  // check at full size would give; an InternalError is a bug, never a reason to skip reduction.
   return o;
 }
 

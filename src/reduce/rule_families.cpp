@@ -2,7 +2,7 @@
 // inputs and outputs together and, where a constant operand carries a position (slice bounds,
 // Range start, Trilu offset), makes that position a factor boundary so it can be re-expressed
 // at the reduced sizes. A case a rule cannot follow fixes the axes involved (sound, only
-// slower) or, when even the full-size shape is out of reach, throws NotReducible. Nodes are
+// slower) or, when even the full-size shape is out of reach, throws NotApplicable. Nodes are
 // validated first (ops/infer_shapes.h): ranks, axes and sizes here are in range.
 #include <algorithm>
 #include <numeric>

@@ -21,7 +21,7 @@ struct RuleArgs {
   std::vector<ops::OutputInfo> want; // full-size outputs by validation
 
   const DimValue& need(size_t k) const;
-  // The exact integers of shape input k; NotReducible when they are not known.
+  // The exact integers of shape input k; NotApplicable when they are not known.
   std::vector<int64_t> ints(size_t k, const char* what) const;
 };
 

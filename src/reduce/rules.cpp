@@ -112,7 +112,7 @@ std::string where(const ProgramDims& prog, size_t i) {
 }
 
 void cannot(const ProgramDims& prog, size_t i, const std::string& why) {
-  throw NotReducible{where(prog, i) + ": " + why};
+  throw NotApplicable(where(prog, i) + ": " + why);
 }
 
 std::optional<std::vector<int64_t>> integer_values(Inference& inf, const DimValue& v) {

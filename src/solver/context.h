@@ -72,11 +72,7 @@ struct ValueHash {
   size_t operator()(const Value& v) const { return (size_t(v.poly) << 2) ^ size_t(v.inf + 1); }
 };
 
-// An operation whose result is undefined over the reals. A user's input error (exit 2).
-class MathError : public InputError {
- public:
-  using InputError::InputError;
-};
+// An operation whose result is undefined over the reals throws MathError (common/errors.h).
 
 // Def is a definition: def(p) stands for the polynomial p itself (see "Definitions" above).
 enum class Fn : uint8_t { Symbol, Exp, Log, Sqrt, Inv, Erf, Sin, Cos, Max, Min, Abs, Pow, Def };

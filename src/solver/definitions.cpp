@@ -27,7 +27,9 @@ void Context::set_define_above(size_t terms) { impl_->define_above = terms; }
 
 namespace {
 
-struct TooBig {};
+// Every step returns nothing once the expansion passes its budget ("too big"), and callers
+// pass that on: giving up only means the caller stays UNKNOWN.
+using Expanded = std::optional<Value>;
 
 class Expander {
  public:
@@ -35,17 +37,17 @@ class Expander {
            std::unordered_map<AtomId, Value>& atoms, std::unordered_set<PolyId>& too_big)
       : ctx_(ctx), max_(max_terms), polys_(polys), atoms_(atoms), too_big_(too_big) {}
 
-  Value poly(PolyId p) {
+  Expanded poly(PolyId p) {
     if (auto it = polys_.find(p); it != polys_.end()) return it->second;
-    if (too_big_.count(p)) throw TooBig{};
-    struct Mark {  // a polynomial whose expansion gave up gives up at once next time
-      std::unordered_set<PolyId>& set;
-      PolyId p;
-      bool done = false;
-      ~Mark() {
-        if (!done) set.insert(p);
-      }
-    } mark{too_big_, p};
+    if (too_big_.count(p)) return std::nullopt;
+    Expanded out = expand_terms(p);
+    if (out) polys_[p] = *out;
+    else too_big_.insert(p);  // a polynomial whose expansion gave up gives up at once next time
+    return out;
+  }
+
+ private:
+  Expanded expand_terms(PolyId p) {
     std::vector<Value> terms;
     const size_t n = ctx_.poly_term_count(p);
     for (size_t i = 0; i < n; ++i) {
@@ -55,59 +57,64 @@ class Expander {
       const std::vector<std::pair<AtomId, SmallRational>> factors(tv.factors.begin(), tv.factors.end());
       Value t = ctx_.constant(coef);
       for (const auto& [a, e] : factors) {
-        Value f = power(a, e);
-        if (double(ctx_.term_count(t)) * double(ctx_.term_count(f)) > 16.0 * double(max_))
-          throw TooBig{};
-        t = check(ctx_.mul(t, f));
+        Expanded f = power(a, e);
+        if (!f ||
+            double(ctx_.term_count(t)) * double(ctx_.term_count(*f)) > 16.0 * double(max_))
+          return std::nullopt;
+        Expanded product = within(ctx_.mul(t, *f));
+        if (!product) return std::nullopt;
+        t = *product;
       }
       terms.push_back(t);
     }
-    Value out = check(ctx_.sum(terms));
-    polys_[p] = out;
-    mark.done = true;
-    return out;
+    return within(ctx_.sum(terms));
   }
 
- private:
-  Value check(Value v) {
-    if (ctx_.term_count(v) > max_) throw TooBig{};
+  Expanded within(Value v) const {
+    if (ctx_.term_count(v) > max_) return std::nullopt;
     return v;
   }
 
-  Value power(AtomId a, const SmallRational& small_e) {
+  Expanded power(AtomId a, const SmallRational& small_e) {
     const Rational e = small_e.to_rational();
     AtomView av = ctx_.atom(a);
     const Fn fn = av.fn;
     if (fn == Fn::Symbol) return ctx_.pow(atom_value(a), ctx_.constant(e));
     if (fn == Fn::Exp) {  // exp(t)^q = exp(q t), rational q included
       const PolyId arg = av.args[0];
-      return ctx_.exp(check(ctx_.mul(ctx_.constant(e), poly(arg))));
+      Expanded x = poly(arg);
+      if (!x) return std::nullopt;
+      Expanded scaled = within(ctx_.mul(ctx_.constant(e), *x));
+      if (!scaled) return std::nullopt;
+      return ctx_.exp(*scaled);
     }
-    Value base = apply(a);
-    if (e == 1) return base;
-    if (e > 1 && e.get_den() == 1) guard_power(ctx_.term_count(base), e.get_num().get_si());
-    return check(ctx_.pow(base, ctx_.constant(e)));
+    Expanded base = apply(a);
+    if (!base || e == 1) return base;
+    if (e > 1 && e.get_den() == 1 && !power_fits(ctx_.term_count(*base), e.get_num().get_si()))
+      return std::nullopt;
+    return within(ctx_.pow(*base, ctx_.constant(e)));
   }
 
   // A power of a sum has up to C(n + e - 1, e) terms: give up before building one that is
   // certain to be far beyond the budget (cancellation cannot bring it back below in practice,
   // and giving up only means UNKNOWN).
-  void guard_power(size_t n, long e) {
+  bool power_fits(size_t n, long e) const {
     double bound = 1;
     for (long k = 1; k <= e; ++k) {
       bound = bound * double(n + size_t(k) - 1) / double(k);
-      if (bound > 16.0 * double(max_)) throw TooBig{};
+      if (bound > 16.0 * double(max_)) return false;
     }
+    return true;
   }
 
   Value atom_value(AtomId a) {
     AtomView av = ctx_.atom(a);
-    if (av.fn == Fn::Symbol) return ctx_.symbol(*av.name);
-    return apply(a);
+    ONNX_TV_ASSERT(av.fn == Fn::Symbol, "atom_value of a function atom");
+    return ctx_.symbol(*av.name);
   }
 
   // The atom's function applied to its expanded arguments.
-  Value apply(AtomId a) {
+  Expanded apply(AtomId a) {
     if (auto it = atoms_.find(a); it != atoms_.end()) return it->second;
     AtomView av = ctx_.atom(a);
     const Fn fn = av.fn;
@@ -115,10 +122,11 @@ class Expander {
     const Rational exponent = av.exponent ? *av.exponent : Rational(0);
     std::vector<Value> xs;
     for (PolyId p : args) {
-      xs.push_back(poly(p));
+      Expanded x = poly(p);
       // Applying a function (an inverse above all, which looks for cancellation) to a large
       // expanded argument costs far more than its size: past this, give up (UNKNOWN).
-      if (fn != Fn::Def && ctx_.term_count(xs.back()) > max_ / 64) throw TooBig{};
+      if (!x || (fn != Fn::Def && ctx_.term_count(*x) > max_ / 64)) return std::nullopt;
+      xs.push_back(*x);
     }
     Value out;
     switch (fn) {
@@ -136,7 +144,8 @@ class Expander {
       case Fn::Exp: out = ctx_.exp(xs[0]); break;
       case Fn::Symbol: out = ctx_.symbol(*av.name); break;
     }
-    atoms_[a] = check(out);
+    if (!within(out)) return std::nullopt;
+    atoms_[a] = out;
     return out;
   }
 
@@ -158,17 +167,13 @@ std::optional<Value> Context::expand_definitions(Value v, size_t max_terms) {
     ~Restore() { flag = saved; }
   } restore{impl_->defining, impl_->defining};
   impl_->defining = false;
-  try {
-    Impl& I = *impl_;
-    if (I.expand_budget != max_terms) {  // "too big" depends on the budget
-      I.expand_too_big.clear();
-      I.expand_budget = max_terms;
-    }
-    return Expander(*this, max_terms, I.expanded_polys, I.expanded_atoms, I.expand_too_big)
-        .poly(v.poly);
-  } catch (const TooBig&) {
-    return std::nullopt;
+  Impl& I = *impl_;
+  if (I.expand_budget != max_terms) {  // "too big" depends on the budget
+    I.expand_too_big.clear();
+    I.expand_budget = max_terms;
   }
+  return Expander(*this, max_terms, I.expanded_polys, I.expanded_atoms, I.expand_too_big)
+      .poly(v.poly);
 }
 
 }  // namespace onnx_tv::solver
