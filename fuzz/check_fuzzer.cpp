@@ -22,17 +22,17 @@ constexpr int64_t kMaxElements = 20'000;
 constexpr size_t kMaxMemory = size_t(1) << 30;
 
 void check_case(const ScratchDir& dir) {
-  CheckOptions options;
+  check::CheckOptions options;
   options.max_elements = kMaxElements;
   options.max_memory = kMaxMemory;
   const std::string spec = (dir.path() / "spec.onnx").string();
   const std::string shards = (dir.path() / "shards").string();
-  CheckResult result = check(spec, shards, options);  // an InternalError propagates: a bug
+  check::CheckResult result = check::run(spec, shards, options);  // an InternalError propagates: a bug
   // What the CLI does with the result must not fail either (cli/safe_report.h).
   cli::make_printable(result);
   std::ostringstream text;
   cli::print_report(text, result);
-  text << cli::summary_line(result) << to_json(result, printable(spec), printable(shards));
+  text << cli::summary_line(result) << check::to_json(result, printable(spec), printable(shards));
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include "frontend/binding_side.h"
 #include "ir/tensor_util.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::check {
 
 namespace {
 
@@ -230,4 +230,4 @@ std::vector<exec::Env> rank_inputs(solver::Context& ctx, const frontend::Plan& p
   return envs;
 }
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::check

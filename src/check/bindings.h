@@ -13,7 +13,7 @@
 #include "ir/graph.h"
 #include "solver/context.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::check {
 
 // A binding with its region resolved and its side known.
 struct ResolvedBinding {
@@ -45,4 +45,4 @@ ir::Shape region_shape(const frontend::Region& r);
 // The declared shape of a graph input, output or initializer when fully static.
 std::optional<ir::Shape> static_shape(const ir::Graph& g, const std::string& name);
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::check

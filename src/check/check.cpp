@@ -33,7 +33,7 @@
 #include "reduce/micro_batches.h"
 #include "reduce/reduce.h"
 
-namespace onnx_tv {
+namespace onnx_tv::check {
 
 std::string verdict_name(Verdict v) {
   switch (v) {
@@ -84,16 +84,16 @@ bool expand_equal(solver::Context& ctx, solver::Value a, solver::Value b) {
 }
 
 // Builds the NOT EQUIVALENT (or UNKNOWN) result for a failing obligation.
-void explain_failure(CheckResult& res, solver::Context& ctx, prove::WitnessSearch& search,
+void explain_failure(CheckResult& res, solver::Context& ctx, WitnessSearch& search,
                      const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
                      const exec::LinkedPlan& linked, const std::vector<exec::Env>& envs,
-                     const std::vector<prove::Obligation>& obs, const prove::Failure& f) {
-  const prove::Obligation& ob = obs[f.obligation];
+                     const std::vector<Obligation>& obs, const Failure& f) {
+  const Obligation& ob = obs[f.obligation];
   Mismatch m;
   m.spec_output = ob.spec;
   m.region_start = ob.region.start;
   m.region_end = ob.region.end;
-  m.element = add(ob.region.start, ir::unravel(f.offset, prove::region_shape(ob.region)));
+  m.element = add(ob.region.start, ir::unravel(f.offset, region_shape(ob.region)));
   m.binding = ob.members[0]->origin;
   m.partial = ob.region.partial;
   const auto& origin = res.reduction.rank_origin;  // ranks named as in the full plan
@@ -119,7 +119,7 @@ void explain_failure(CheckResult& res, solver::Context& ctx, prove::WitnessSearc
   m.witness = w->values;
   m.spec_number = w->a_number;
   m.plan_number = w->b_number;
-  prove::Location loc = prove::locate(ctx, spec, spec_env, plan, linked, envs, obs, f.obligation);
+  Location loc = locate(ctx, spec, spec_env, plan, linked, envs, obs, f.obligation);
   m.spec_node = loc.spec_node;
   m.rank_node = loc.rank_node;
   if (m.rank_node && m.rank_node->rank >= 0) m.rank_node->rank = original(m.rank_node->rank);
@@ -128,17 +128,17 @@ void explain_failure(CheckResult& res, solver::Context& ctx, prove::WitnessSearc
 }
 
 // Orders the failures, names every refuted spec output, and explains the first.
-void report_failures(CheckResult& res, solver::Context& ctx, prove::WitnessSearch& search,
+void report_failures(CheckResult& res, solver::Context& ctx, WitnessSearch& search,
                      const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
                      const exec::LinkedPlan& linked, const std::vector<exec::Env>& envs,
-                     const std::vector<prove::Obligation>& obs,
-                     std::vector<prove::Failure>& failed) {
+                     const std::vector<Obligation>& obs,
+                     std::vector<Failure>& failed) {
   // Explain the earliest refuted spec output (in the spec's output order), else the earliest
   // undecided one: outputs come loss first in training graphs, and the first is what a user
   // looks at. Bindings on spec inputs or initializers come after every output.
   std::unordered_map<std::string, size_t> output_index;
   for (size_t i = 0; i < spec.outputs.size(); ++i) output_index.emplace(spec.outputs[i].name, i);
-  auto position = [&](const prove::Failure& f) {
+  auto position = [&](const Failure& f) {
     auto it = output_index.find(obs[f.obligation].spec);
     return it == output_index.end() ? spec.outputs.size() : it->second;
   };
@@ -188,7 +188,7 @@ void fill_stats(CheckResult& res, const solver::Context& ctx, const exec::Env& s
 int64_t input_elements(const ir::Graph& g) {
   int64_t n = 0;
   for (const auto& vi : g.inputs)
-    if (auto s = prove::static_shape(g, vi.name)) n += ir::element_count(*s);
+    if (auto s = static_shape(g, vi.name)) n += ir::element_count(*s);
   for (const auto& [name, c] : g.initializers) n += ir::element_count(c.shape);
   return n;
 }
@@ -218,7 +218,7 @@ enum class Instance { Ready, Refused, Again };
 // or the plan with fewer ranks cannot be reduced at all; choose again.
 Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Graph& spec,
                           const reduce::FewerRanks& fewer, frontend::Plan& plan,
-                          exec::LinkedPlan& linked, prove::BoundPlan& bound,
+                          exec::LinkedPlan& linked, BoundPlan& bound,
                           reduce::KeptWhole& kept, std::vector<reduce::SumSite>& sum_sites) {
   res.reduction.requested = options.reduce;
   if (options.reduce && kept.shape_reduction) {
@@ -264,7 +264,7 @@ Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Gra
       spec = std::move(o.reduced->spec);
       plan = std::move(o.reduced->plan);
       linked = exec::link_plan(plan);
-      bound = prove::resolve_bindings(spec, plan);
+      bound = resolve_bindings(spec, plan);
       return Instance::Ready;
     }
     res.reduction.not_applied = o.why;
@@ -283,19 +283,19 @@ Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Gra
 
 
 // Why a run's verdict cannot stand for the full size, and what the next try keeps whole.
-using Retry = std::variant<prove::CountedReplicas, prove::CountedSum>;
+using Retry = std::variant<CountedReplicas, CountedSum>;
 
 // One exact run: both sides symbolically, obligations compared, a failure explained. A staged
 // run (check/stage_cuts.h) compares each obligation as a whole-program run does, with
 // unfolding first; its UNKNOWN is left to the whole-program runs (see run()).
 std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
                                 const ir::Graph& spec, const frontend::Plan& plan,
-                                const exec::LinkedPlan& linked, const prove::BoundPlan& bound,
+                                const exec::LinkedPlan& linked, const BoundPlan& bound,
                                 const Totals& totals, size_t define_above, bool staged) {
   solver::Context ctx;
   ctx.set_define_above(define_above);
-  exec::Env spec_env = prove::spec_inputs(ctx, spec, bound);
-  prove::StageCuts cuts(ctx, spec, kStagedMaxTerms);
+  exec::Env spec_env = spec_inputs(ctx, spec, bound);
+  StageCuts cuts(ctx, spec, kStagedMaxTerms);
   exec::TensorHook spec_hook, rank_hook;
   if (staged) {
     spec_hook = [&](const std::string& name, ir::Tensor& t) { cuts.on_spec_tensor(name, t); };
@@ -307,26 +307,26 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
       ctx, spec, spec_env, limits,
       [&](int64_t d, int64_t t) { report(options, "spec" + tag, d, t); }, spec_hook);
   exec::check_declared_shapes(spec, spec_env);
-  std::vector<exec::Env> envs = prove::rank_inputs(ctx, plan, bound, spec_env);
+  std::vector<exec::Env> envs = rank_inputs(ctx, plan, bound, spec_env);
   exec::run_plan(
       ctx, plan, linked, envs, limits,
       [&](int64_t d, int64_t t) { report(options, "plan" + tag, d, t); }, rank_hook);
   for (int64_t r = 0; r < plan.world_size; ++r)
     exec::check_declared_shapes(plan.program_of(r), envs[r]);
-  if (auto where = options.count_guard ? prove::counted_replica_sum(ctx, plan, linked, envs,
+  if (auto where = options.count_guard ? counted_replica_sum(ctx, plan, linked, envs,
                                                                     res.reduction.fewer_rank_axes)
                                         : std::nullopt)
-    return prove::CountedReplicas{*where};
-  if (auto where = options.count_guard ? prove::counted_micro_batch_sum(
+    return CountedReplicas{*where};
+  if (auto where = options.count_guard ? counted_micro_batch_sum(
                                               ctx, plan, envs, totals.outputs, totals.bodies)
                                         : std::nullopt)
-    return prove::CountedReplicas{*where, true};
+    return CountedReplicas{*where, true};
 
-  auto obs = prove::build_obligations(spec, plan, bound, spec_env, envs, res.warnings);
-  if (auto where = options.count_guard ? prove::counted_partial_sum(ctx, plan, obs, envs,
+  auto obs = build_obligations(spec, plan, bound, spec_env, envs, res.warnings);
+  if (auto where = options.count_guard ? counted_partial_sum(ctx, plan, obs, envs,
                                                                     res.reduction.fewer_rank_axes)
                                         : std::nullopt)
-    return prove::CountedReplicas{*where};
+    return CountedReplicas{*where};
   report(options, "compare", 0, 1);
   // Different canonical forms: a witness refutes real differences; otherwise the forms may
   // differ only in how products were kept unexpanded. A whole-program run expands them; a
@@ -335,21 +335,21 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
   // leaves a pair it cannot meet within its budget undecided: the run can then no longer
   // conclude EQUIVALENT, and the pair is explained only if no other is refuted. Once one is
   // undecided, meeting the rest is wasted work, so the rest are only tried for a witness.
-  prove::WitnessSearch search(ctx, options.witness_seed);
+  WitnessSearch search(ctx, options.witness_seed);
   bool undecided = false;
   auto compare = [&](solver::Value a, solver::Value b) {
     exec::check_memory(limits.memory_bytes, "comparing the outputs");
     // Definitions evaluate to their bodies, so a witness refutes cut forms as it refutes
     // expanded ones. Tried first: meeting a real difference runs to the budget.
-    if (search.refutes(a, b, 24)) return prove::Comparison::Refuted;
+    if (search.refutes(a, b, 24)) return Comparison::Refuted;
     if (!undecided) {
       if (staged ? ctx.equal_unfolding(a, b, kStagedBudget) : expand_equal(ctx, a, b))
-        return prove::Comparison::Same;
+        return Comparison::Same;
       undecided = true;
     }
-    return prove::Comparison::Undecided;
+    return Comparison::Undecided;
   };
-  auto failed = prove::failures(ctx, obs, spec_env, envs, compare, res.stats.elements_compared);
+  auto failed = failures(ctx, obs, spec_env, envs, compare, res.stats.elements_compared);
   report(options, "compare", 1, 1);
   fill_stats(res, ctx, spec_env, envs);
   res.stats.staged = staged;
@@ -361,7 +361,7 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
   else
     report_failures(res, ctx, search, spec, spec_env, plan, linked, envs, obs, failed);
   if (!totals.sum_sites) return std::nullopt;
-  auto counted = prove::confirm_sums(ctx, *totals.sum_sites, spec, spec_env, plan, envs);
+  auto counted = confirm_sums(ctx, *totals.sum_sites, spec, spec_env, plan, envs);
   if (!counted) return std::nullopt;
   counted->refuted = refutation_summary(res);  // "" for an EQUIVALENT
   return *counted;
@@ -376,7 +376,7 @@ constexpr size_t kDefineThresholds[] = {solver::Context::kDefineAbove, 64, 16};
 // run that finds its verdict cannot stand says why.
 std::optional<Retry> prove_all(CheckResult& res, const CheckOptions& options,
                                const ir::Graph& spec, const frontend::Plan& plan,
-                               const exec::LinkedPlan& linked, const prove::BoundPlan& bound,
+                               const exec::LinkedPlan& linked, const BoundPlan& bound,
                                const Totals& totals) {
   res.stats.ranks = plan.world_size;
   res.stats.spec_nodes = int64_t(spec.nodes.size());
@@ -456,12 +456,12 @@ struct Known {
 // Reduces and proves the instance holding the ranks `fewer` kept; `res` gets its result.
 Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Graph& full_spec,
                    const reduce::FewerRanks& fewer, const Known& known,
-                   const prove::BoundPlan& full_bound, reduce::KeptWhole& kept) {
+                   const BoundPlan& full_bound, reduce::KeptWhole& kept) {
   const bool all = fewer.axes.empty();
   ir::Graph spec = full_spec;
   frontend::Plan plan = fewer.plan;
   exec::LinkedPlan linked = known.linked ? *known.linked : exec::link_plan(plan);
-  prove::BoundPlan bound = all && !fewer.micro_batch_count ? full_bound : prove::BoundPlan{};
+  BoundPlan bound = all && !fewer.micro_batch_count ? full_bound : BoundPlan{};
   Totals totals;
   std::optional<reduce::FewerRanks> cut;  // with fewer micro-batches: the bodies kept
   if (fewer.micro_batch_count) {
@@ -491,8 +491,8 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
   totals.sum_sites = &sum_sites;
   const std::optional<Retry> retry = prove_all(res, options, spec, plan, linked, bound, totals);
   if (!retry) return Tried::Done;
-  if (const auto* counted = std::get_if<prove::CountedSum>(&*retry)) {
-    const prove::CountedSum& c = *counted;
+  if (const auto* counted = std::get_if<CountedSum>(&*retry)) {
+    const CountedSum& c = *counted;
     // The axis keeps its full size in the next instance; should that one count at the same
     // site (it cannot: a kept axis is not a site), the whole check is at full size.
     std::string why = c.where + " sums, along this axis, addends that hold a common term "
@@ -509,7 +509,7 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
     return Tried::Again;
   }
   {
-    const prove::CountedReplicas& c = std::get<prove::CountedReplicas>(*retry);
+    const CountedReplicas& c = std::get<CountedReplicas>(*retry);
     if (c.micro_batches) {
       kept.micro_batches = c.where + " adds a term that every micro-batch adds, which counts them";
       res.warnings.push_back("fewer micro-batches not used: " + *kept.micro_batches);
@@ -543,7 +543,7 @@ std::optional<reduce::MicroBatches> choose_micro_batches(
 struct FullPlan {
   const ir::Graph& spec;
   const frontend::Plan& plan;
-  const prove::BoundPlan& bound;
+  const BoundPlan& bound;
   Known first;  // what is known of the first instance's plan (the full plan when no axis shrinks)
 };
 
@@ -604,14 +604,14 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
   return std::nullopt;
 }
 
-void run(CheckResult& res, const std::string& spec_path, const std::string& shards_dir,
-         const CheckOptions& options) {
+void run_pipeline(CheckResult& res, const std::string& spec_path, const std::string& shards_dir,
+                  const CheckOptions& options) {
   report(options, "load", 0, 1);
   const ir::Graph full_spec = frontend::load_model(spec_path);
   const frontend::Plan full_plan = frontend::load_plan(shards_dir);
   ir::check_well_formed(full_spec);
   for (const auto& g : full_plan.programs) ir::check_well_formed(*g);
-  const prove::BoundPlan full_bound = prove::resolve_bindings(full_spec, full_plan);
+  const BoundPlan full_bound = resolve_bindings(full_spec, full_plan);
   report(options, "load", 1, 1);
   // Mesh axes whose ranks are interchangeable are proven with 2 and with 3 ranks, every
   // combination over the axes (reduce/mesh_axes.h); a plan of thousands of ranks is then never
@@ -643,12 +643,12 @@ void run(CheckResult& res, const std::string& spec_path, const std::string& shar
 
 }  // namespace
 
-CheckResult check(const std::string& spec_path, const std::string& shards_dir,
-                  const CheckOptions& options) {
+CheckResult run(const std::string& spec_path, const std::string& shards_dir,
+                const CheckOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   CheckResult res;
   try {
-    run(res, spec_path, shards_dir, options);
+    run_pipeline(res, spec_path, shards_dir, options);
   } catch (const InternalError& e) {
     throw;  // a bug in onnx-tv: the caller reports it as such
   } catch (const Unsupported& e) {
@@ -666,4 +666,4 @@ CheckResult check(const std::string& spec_path, const std::string& shards_dir,
   return res;
 }
 
-}  // namespace onnx_tv
+}  // namespace onnx_tv::check

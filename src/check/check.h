@@ -1,13 +1,13 @@
 #pragma once
-// The library entry: onnx_tv::check proves a plan equivalent to its spec, or shows where it is
-// not. It never throws for the user's mistakes: they come back as an InputError verdict.
+// The library entry: onnx_tv::check::run proves a plan equivalent to its spec, or shows where
+// it is not. It never throws for the user's mistakes: they come back as an InputError verdict.
 #include <string>
 
 #include "check/result.h"
 
-namespace onnx_tv {
+namespace onnx_tv::check {
 
-CheckResult check(const std::string& spec_path, const std::string& shards_dir,
-                  const CheckOptions& options = {});
+CheckResult run(const std::string& spec_path, const std::string& shards_dir,
+                const CheckOptions& options = {});
 
-}  // namespace onnx_tv
+}  // namespace onnx_tv::check

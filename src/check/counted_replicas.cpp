@@ -7,7 +7,7 @@
 #include "common/limits.h"
 #include "solver/common_monomial.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::check {
 
 namespace {
 
@@ -141,4 +141,4 @@ std::optional<std::string> counted_micro_batch_sum(
   return std::nullopt;
 }
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::check

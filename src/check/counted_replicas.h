@@ -16,7 +16,7 @@
 #include "frontend/plan.h"
 #include "solver/context.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::check {
 
 // A sum over ranks (or micro-batches) an instance with fewer of them found counting them.
 struct CountedReplicas {
@@ -47,4 +47,4 @@ std::optional<std::string> counted_micro_batch_sum(
     solver::Context& ctx, const frontend::Plan& plan, const std::vector<exec::Env>& envs,
     const std::vector<std::vector<std::string>>& totals, size_t bodies);
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::check

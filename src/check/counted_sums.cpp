@@ -7,7 +7,7 @@
 #include "common/limits.h"
 #include "solver/common_monomial.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::check {
 
 namespace {
 
@@ -129,4 +129,4 @@ std::optional<CountedSum> confirm_sums(solver::Context& ctx, const std::vector<r
   return std::nullopt;
 }
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::check

@@ -16,7 +16,7 @@
 #include "reduce/sum_site.h"
 #include "solver/context.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::check {
 
 // A sum site at which an instance counted: the instance proves nothing for the full size.
 struct CountedSum {
@@ -32,4 +32,4 @@ std::optional<CountedSum> confirm_sums(solver::Context& ctx, const std::vector<r
                   const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
                   const std::vector<exec::Env>& envs);
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::check

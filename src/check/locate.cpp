@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-namespace onnx_tv::prove {
+namespace onnx_tv::check {
 
 namespace {
 
@@ -359,4 +359,4 @@ Location locate(solver::Context& ctx, const ir::Graph& spec, const exec::Env& sp
   return loc;
 }
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::check

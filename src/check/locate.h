@@ -23,7 +23,7 @@
 #include "check/obligations.h"
 #include "check/result.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::check {
 
 struct Location {
   std::optional<NodeRef> spec_node;
@@ -34,4 +34,4 @@ Location locate(solver::Context& ctx, const ir::Graph& spec, const exec::Env& sp
                 const exec::LinkedPlan& linked, const std::vector<exec::Env>& envs,
                 const std::vector<Obligation>& obligations, size_t failing);
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::check

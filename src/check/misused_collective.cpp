@@ -5,7 +5,7 @@
 
 #include "ops/registry.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::check {
 
 namespace {
 
@@ -97,4 +97,4 @@ std::optional<MisusedCollective> find_misused_collective(
   return std::nullopt;
 }
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::check

@@ -15,7 +15,7 @@
 #include "exec/linker.h"
 #include "solver/context.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::check {
 
 struct MisusedCollective {
   int64_t rank;
@@ -30,4 +30,4 @@ std::optional<MisusedCollective> find_misused_collective(
     const std::vector<exec::Env>& envs,
     const std::unordered_set<solver::Value, solver::ValueHash>& spec_values, const OnPath& on_path);
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::check

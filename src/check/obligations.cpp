@@ -6,7 +6,7 @@
 #include "common/errors.h"
 #include "ir/tensor_util.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::check {
 
 namespace {
 
@@ -127,4 +127,4 @@ std::vector<Failure> failures(solver::Context& ctx, const std::vector<Obligation
   return out;
 }
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::check

@@ -8,7 +8,7 @@
 
 #include "check/bindings.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::check {
 
 // One thing to prove: a spec region equals a rank value (replica) or the sum of a partial set.
 struct Obligation {
@@ -57,4 +57,4 @@ std::vector<Failure> failures(solver::Context& ctx, const std::vector<Obligation
 solver::Value plan_value(solver::Context& ctx, const Obligation& ob,
                          const std::vector<exec::Env>& envs, int64_t offset);
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::check

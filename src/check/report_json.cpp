@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace onnx_tv {
+namespace onnx_tv::check {
 
 namespace {
 
@@ -80,4 +80,4 @@ std::string to_json(const CheckResult& r, const std::string& spec_path,
   return j.dump(2) + "\n";
 }
 
-}  // namespace onnx_tv
+}  // namespace onnx_tv::check

@@ -4,9 +4,9 @@
 
 #include "check/result.h"
 
-namespace onnx_tv {
+namespace onnx_tv::check {
 
 std::string to_json(const CheckResult& result, const std::string& spec_path,
                     const std::string& shards_dir);
 
-}  // namespace onnx_tv
+}  // namespace onnx_tv::check

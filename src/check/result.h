@@ -10,7 +10,7 @@
 #include "common/limits.h"
 #include "reduce/reduced_dim.h"
 
-namespace onnx_tv {
+namespace onnx_tv::check {
 
 // Exit codes of plan-format section 6.
 enum class Verdict { Equivalent = 0, NotEquivalent = 1, InputError = 2, Unknown = 3 };
@@ -123,4 +123,4 @@ struct CheckOptions {
   std::function<void(const std::string&, const std::string&, double, size_t)> trace;
 };
 
-}  // namespace onnx_tv
+}  // namespace onnx_tv::check

@@ -5,7 +5,7 @@
 #include "common/errors.h"
 #include "ops/registry.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::check {
 
 StageCuts::StageCuts(solver::Context& ctx, const ir::Graph& spec, size_t max_terms)
     : ctx_(ctx), max_terms_(max_terms) {
@@ -54,4 +54,4 @@ void StageCuts::on_rank_tensor(const std::string& name, ir::Tensor& t) {
   }
 }
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::check

@@ -15,7 +15,7 @@
 #include "ir/graph.h"
 #include "solver/context.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::check {
 
 // A spec value that is not cut growing past the limit given to StageCuts throws
 // NotApplicable: the sides no longer meet at cuts, and a whole-program run does better.
@@ -47,4 +47,4 @@ class StageCuts {
   std::unordered_set<std::string> reductions_;
 };
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::check

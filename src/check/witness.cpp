@@ -11,7 +11,7 @@
 #include "solver/evaluator.h"
 #include "solver/interval_evaluator.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::check {
 
 namespace {
 
@@ -274,4 +274,4 @@ std::optional<Witness> find_witness(const solver::Context& ctx, solver::Value a,
   return WitnessSearch(ctx, seed).find(a, b, tries, shrink_it);
 }
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::check

@@ -14,7 +14,7 @@
 #include "solver/evaluator.h"
 #include "solver/interval_evaluator.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::check {
 
 // The names of the symbols `v` depends on, sorted.
 std::vector<std::string> symbols_of(const solver::Context& ctx, solver::Value v);
@@ -70,4 +70,4 @@ class WitnessSearch {
 std::optional<Witness> find_witness(const solver::Context& ctx, solver::Value a, solver::Value b,
                                     uint64_t seed, int tries = 64, bool shrink = true);
 
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::check

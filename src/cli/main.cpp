@@ -82,7 +82,7 @@ int usage_error(const std::string& msg) {
 int run_check(const std::vector<std::string>& args) {
   std::string spec, shards, json_path;
   bool progress = isatty(STDERR_FILENO);
-  onnx_tv::CheckOptions options;
+  onnx_tv::check::CheckOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--json") {
@@ -128,11 +128,11 @@ int run_check(const std::vector<std::string>& args) {
     };
   }
   onnx_tv::cli::ProgressBar bar(progress);
-  options.on_progress = [&](const onnx_tv::Progress& p) { bar.update(p); };
-  onnx_tv::CheckResult result;
+  options.on_progress = [&](const onnx_tv::check::Progress& p) { bar.update(p); };
+  onnx_tv::check::CheckResult result;
   std::string internal;  // what failed, when the check stopped on a bug in onnx-tv
   try {
-    result = onnx_tv::check(spec, shards, options);
+    result = onnx_tv::check::run(spec, shards, options);
   } catch (const onnx_tv::InternalError& e) {
     internal = e.what();
   } catch (const std::bad_alloc&) {
@@ -146,7 +146,7 @@ int run_check(const std::vector<std::string>& args) {
     std::string json;
     if (!json_path.empty()) {
       try {
-        json = onnx_tv::to_json(result, onnx_tv::printable(spec), onnx_tv::printable(shards));
+        json = onnx_tv::check::to_json(result, onnx_tv::printable(spec), onnx_tv::printable(shards));
       } catch (const std::exception& e) {
         internal = std::string("internal error: the JSON report cannot be written: ") + e.what();
       }

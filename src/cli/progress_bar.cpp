@@ -23,7 +23,7 @@ constexpr double kSettleSeconds = 1.0;
 
 }  // namespace
 
-std::string progress_line(const Progress& p, double seconds) {
+std::string progress_line(const check::Progress& p, double seconds) {
   const int width = 30;
   const int filled = p.total > 0 ? int(width * p.done / p.total) : 0;
   std::string bar(size_t(filled), '#');
@@ -45,7 +45,7 @@ ProgressBar::ProgressBar(bool enabled) : enabled_(enabled) {}
 
 ProgressBar::~ProgressBar() { clear(); }
 
-void ProgressBar::update(const Progress& p) {
+void ProgressBar::update(const check::Progress& p) {
   if (!enabled_) return;
   auto now = std::chrono::steady_clock::now();
   if (p.phase != phase_) {

@@ -10,13 +10,13 @@ namespace onnx_tv::cli {
 // The bar's text for `p`, `seconds` after its phase began: the phase, a bar, done/total, and
 // once the phase has run a while, its rate and the estimated time left
 // ("plan     [#######.......] 812/3740  406/s  ~7s left").
-std::string progress_line(const Progress& p, double seconds);
+std::string progress_line(const check::Progress& p, double seconds);
 
 class ProgressBar {
  public:
   explicit ProgressBar(bool enabled);
   ~ProgressBar();
-  void update(const Progress& p);
+  void update(const check::Progress& p);
   void clear();
 
  private:

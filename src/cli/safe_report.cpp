@@ -15,7 +15,7 @@ void fix(std::vector<std::string>& list) {
   for (std::string& s : list) fix(s);
 }
 
-void fix(std::optional<NodeRef>& n) {
+void fix(std::optional<check::NodeRef>& n) {
   if (!n) return;
   fix(n->file);
   fix(n->node);
@@ -25,42 +25,42 @@ void fix(std::optional<NodeRef>& n) {
 
 }  // namespace
 
-void make_printable(CheckResult& r) {
+void make_printable(check::CheckResult& r) {
   fix(r.message);
   fix(r.failing_outputs);
   fix(r.warnings);
   if (r.mismatch) {
-    Mismatch& m = *r.mismatch;
+    check::Mismatch& m = *r.mismatch;
     for (std::string* s : {&m.spec_output, &m.binding, &m.rank_value, &m.spec_number,
                            &m.plan_number, &m.spec_expr, &m.plan_expr}) {
       fix(*s);
     }
-    for (WitnessEntry& w : m.witness) {
+    for (check::WitnessEntry& w : m.witness) {
       fix(w.symbol);
       fix(w.value);
     }
     fix(m.spec_node);
     fix(m.rank_node);
   }
-  Reduction& red = r.reduction;
+  check::Reduction& red = r.reduction;
   fix(red.not_applied);
   fix(red.kept_full);
   fix(red.fewer_ranks);
   fix(red.fewer_rank_axes);
   fix(red.fewer_micro_batches);
-  for (ReducedDim& d : red.dims) {
+  for (reduce::ReducedDim& d : red.dims) {
     fix(d.value);
-    for (ReducedFactor& f : d.factors) fix(f.why);
+    for (reduce::ReducedFactor& f : d.factors) fix(f.why);
   }
 }
 
 std::string internal_error_json(const std::string& message, const std::string& spec_path,
                                 const std::string& shards_dir) {
   // The same keys as every other report, from the same writer; only the verdict differs.
-  CheckResult empty;
+  check::CheckResult empty;
   empty.message = printable(message);
   nlohmann::json j =
-      nlohmann::json::parse(to_json(empty, printable(spec_path), printable(shards_dir)));
+      nlohmann::json::parse(check::to_json(empty, printable(spec_path), printable(shards_dir)));
   j["verdict"] = "INTERNAL ERROR";
   j["exit_code"] = 4;
   return j.dump(2) + "\n";

@@ -11,7 +11,7 @@ namespace onnx_tv::cli {
 // values come from the files and may be any bytes, which a JSON writer rejects and a terminal
 // obeys. Error messages are printable already (common/errors.h); the rest of the report is
 // made so here, before it is printed or written.
-void make_printable(CheckResult& r);
+void make_printable(check::CheckResult& r);
 
 // The --json report of a check that stopped on an internal error (exit code 4): the format of
 // docs/json-report.md with verdict "INTERNAL ERROR" and `message` saying what failed.

@@ -7,8 +7,8 @@
 
 namespace onnx_tv::cli {
 
-void print_report(std::ostream& out, const CheckResult& r);
+void print_report(std::ostream& out, const check::CheckResult& r);
 // The one-line summary that ends every run.
-std::string summary_line(const CheckResult& r);
+std::string summary_line(const check::CheckResult& r);
 
 }  // namespace onnx_tv::cli

@@ -34,10 +34,10 @@ fs::path generate(const std::string& bug, const std::string& plan = "tp4_mb2") {
   return dir;
 }
 
-CheckResult check_without_guard(const fs::path& dir) {
-  CheckOptions o;
+check::CheckResult check_without_guard(const fs::path& dir) {
+  check::CheckOptions o;
   o.count_guard = false;
-  return check((dir / "spec.onnx").string(), (dir / "plan").string(), o);
+  return check::run((dir / "spec.onnx").string(), (dir / "plan").string(), o);
 }
 
 TEST(CountGrid, TwoCountsPerAxis) {
@@ -55,11 +55,11 @@ TEST(CountGrid, TwoCountsPerAxis) {
 // A plan with fewer ranks is proven as two instances, and progress says which is running.
 TEST(CountGrid, ProgressNamesTheInstance) {
   std::vector<std::string> phases;
-  CheckOptions o;
-  o.on_progress = [&](const Progress& p) { phases.push_back(p.phase); };
+  check::CheckOptions o;
+  o.on_progress = [&](const check::Progress& p) { phases.push_back(p.phase); };
   const fs::path dir = generate("", "dp4_mb2");
-  EXPECT_EQ(check((dir / "spec.onnx").string(), (dir / "plan").string(), o).verdict,
-            Verdict::Equivalent);
+  EXPECT_EQ(check::run((dir / "spec.onnx").string(), (dir / "plan").string(), o).verdict,
+            check::Verdict::Equivalent);
   for (const char* want : {"instance 1/2: reduce", "instance 2/2: reduce"})
     EXPECT_NE(std::find(phases.begin(), phases.end(), want), phases.end()) << want;
 }
@@ -68,8 +68,8 @@ TEST(CountGrid, ProgressNamesTheInstance) {
 // RMS norm after the all-reduce is not a polynomial of that sum, so 2 and 3 TP ranks would
 // not prove every count: the axis keeps its 4 ranks, and the bug is refuted there.
 TEST(CountGrid, ANormOfASumOverRanksKeepsThemAll) {
-  const CheckResult r = check_without_guard(generate("tp_residual_folded_half"));
-  EXPECT_EQ(r.verdict, Verdict::NotEquivalent) << r.message;
+  const check::CheckResult r = check_without_guard(generate("tp_residual_folded_half"));
+  EXPECT_EQ(r.verdict, check::Verdict::NotEquivalent) << r.message;
   EXPECT_TRUE(r.reduction.fewer_ranks.empty());
   EXPECT_EQ(r.stats.ranks, 4);
   bool said = false;
@@ -93,7 +93,7 @@ TEST(CountGrid, MicroBatchesAreOneMoreCount) {
 }
 
 // The micro-batches kept by the instance that decided: the rows of x it holds.
-int64_t rows_of_x(const CheckResult& r) {
+int64_t rows_of_x(const check::CheckResult& r) {
   for (const auto& d : r.reduction.dims)
     if (d.value == "x" && d.axis == 0) return d.reduced;
   return -1;
@@ -104,15 +104,15 @@ int64_t rows_of_x(const CheckResult& r) {
 // lam / 2 each is right with 2, and refuted with 3.
 TEST(CountGrid, AShareScaledForOneCountOfMicroBatchesIsRefutedAtAnother) {
   const fs::path hw = fs::path(ONNX_TV_SOURCE_DIR) / "models/handwritten/mlp_wd_mb4";
-  CheckOptions o;
+  check::CheckOptions o;
   o.count_guard = false;
-  const CheckResult quarter = check((hw / "spec.onnx").string(), (hw / "shards").string(), o);
-  EXPECT_EQ(quarter.verdict, Verdict::NotEquivalent) << quarter.message;
+  const check::CheckResult quarter = check::run((hw / "spec.onnx").string(), (hw / "shards").string(), o);
+  EXPECT_EQ(quarter.verdict, check::Verdict::NotEquivalent) << quarter.message;
   EXPECT_EQ(quarter.reduction.fewer_micro_batches, "4 per program -> 2 and 3");
   EXPECT_EQ(rows_of_x(quarter), 2);
-  const CheckResult half =
-      check((hw / "spec.onnx").string(), (hw / "shards_wd_per_two").string(), o);
-  EXPECT_EQ(half.verdict, Verdict::NotEquivalent) << half.message;
+  const check::CheckResult half =
+      check::run((hw / "spec.onnx").string(), (hw / "shards_wd_per_two").string(), o);
+  EXPECT_EQ(half.verdict, check::Verdict::NotEquivalent) << half.message;
   EXPECT_EQ(rows_of_x(half), 3);
 }
 

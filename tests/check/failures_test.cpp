@@ -4,7 +4,7 @@
 
 #include "check/obligations.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::check {
 namespace {
 
 using solver::Value;
@@ -59,4 +59,4 @@ TEST(Failures, ARefutedElementIsPreferredToAnEarlierUndecidedOne) {
 }
 
 }  // namespace
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::check

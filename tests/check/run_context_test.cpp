@@ -1,4 +1,4 @@
-// What bounds a check travels with it (CheckOptions -> exec::RunLimits), not in globals: two
+// What bounds a check travels with it (check::CheckOptions -> exec::RunLimits), not in globals: two
 // checks run at once keep their own options and traces. (A node that would outgrow
 // --max-elements: tests/e2e/malformed_node_test.cpp.)
 #include <gtest/gtest.h>
@@ -21,22 +21,22 @@ const fs::path kExample = fs::path(ONNX_TV_SOURCE_DIR) / "models/examples/mlp_tp
 TEST(RunContext, TwoChecksAtOnceKeepTheirOwnLimitsAndTraces) {
   std::mutex m;
   std::set<std::string> traced[2];
-  CheckResult res[2];
+  check::CheckResult res[2];
   auto run = [&](int k) {
-    CheckOptions o;
+    check::CheckOptions o;
     o.reduce = false;
     o.stages = false;
     o.trace = [&, k](const std::string& file, const std::string&, double, size_t) {
       std::lock_guard<std::mutex> lock(m);
       traced[k].insert(file);
     };
-    res[k] = check((kExample / "spec.onnx").string(), (kExample / (k ? "shards" : "shards_bug")).string(), o);
+    res[k] = check::run((kExample / "spec.onnx").string(), (kExample / (k ? "shards" : "shards_bug")).string(), o);
   };
   std::thread a(run, 0), b(run, 1);
   a.join();
   b.join();
-  EXPECT_EQ(res[0].verdict, Verdict::NotEquivalent) << res[0].message;
-  EXPECT_EQ(res[1].verdict, Verdict::Equivalent) << res[1].message;
+  EXPECT_EQ(res[0].verdict, check::Verdict::NotEquivalent) << res[0].message;
+  EXPECT_EQ(res[1].verdict, check::Verdict::Equivalent) << res[1].message;
   // Each trace saw its own plan's rank programs only.
   auto ranks_of = [](const std::set<std::string>& files, const std::string& folder) {
     int n = 0;

@@ -7,7 +7,7 @@
 
 #include "check/witness.h"
 
-namespace onnx_tv::prove {
+namespace onnx_tv::check {
 namespace {
 
 using solver::Context;
@@ -164,4 +164,4 @@ TEST(WitnessSearch, SmallDifferencesAreRefuted) {
 }
 
 }  // namespace
-}  // namespace onnx_tv::prove
+}  // namespace onnx_tv::check

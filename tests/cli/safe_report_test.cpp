@@ -14,22 +14,22 @@ namespace onnx_tv::cli {
 namespace {
 
 TEST(SafeReport, NamesThatAreNotUtf8AreEscapedInTextAndJson) {
-  CheckResult r;
-  r.verdict = Verdict::NotEquivalent;
+  check::CheckResult r;
+  r.verdict = check::Verdict::NotEquivalent;
   r.warnings = {"rank output 'y\xff' is bound by no binding"};
   r.failing_outputs = {"dw\xc3"};
-  Mismatch m;
+  check::Mismatch m;
   m.spec_output = "dw\xc3";
   m.rank_value = "dw_part\x1b[2J";
   m.witness = {{"x\xfe[0]", "1/3"}};
-  m.rank_node = NodeRef{"rank0.onnx", 0, "node\xff", "MatMul", "dw_part\xff"};
+  m.rank_node = check::NodeRef{"rank0.onnx", 0, "node\xff", "MatMul", "dw_part\xff"};
   r.mismatch = m;
   r.reduction.dims.push_back({"x\xfe", 0, 4, 2, {{4, 2, "kept \xff"}}});
   // Before: the JSON writer throws on invalid UTF-8 (the CLI exited 4 with an empty report).
-  EXPECT_THROW(to_json(r, "spec.onnx", "shards"), std::exception);
+  EXPECT_THROW(check::to_json(r, "spec.onnx", "shards"), std::exception);
 
   make_printable(r);
-  const nlohmann::json j = nlohmann::json::parse(to_json(r, "spec.onnx", "shards"));
+  const nlohmann::json j = nlohmann::json::parse(check::to_json(r, "spec.onnx", "shards"));
   EXPECT_EQ(j["warnings"][0], "rank output 'y\\xff' is bound by no binding");
   EXPECT_EQ(j["mismatch"]["spec_output"], "dw\\xc3");
   EXPECT_EQ(j["mismatch"]["rank_value"], "dw_part\\x1b[2J");

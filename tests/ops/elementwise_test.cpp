@@ -94,7 +94,7 @@ TEST_F(ElementwiseTest, IntegerDivOfSymbolIsUnsupported) {
 TEST_F(ElementwiseTest, DivisionByZeroIsAMathErrorNamingTheNode) {
   Tensor a = floats({1}, {1});
   Tensor b = floats({1}, {0});
-  EXPECT_THROW_MSG(run1(node("Div", 13, 2), {&a, &b}), solver::MathError, "/test/Div");
+  EXPECT_THROW_MSG(run1(node("Div", 13, 2), {&a, &b}), MathError, "/test/Div");
 }
 
 TEST_F(ElementwiseTest, UnaryOpsOnConstants) {

@@ -75,11 +75,11 @@ TEST(ConstantTable, RankTableEqualToNoRegionKeepsItsDimensionsFullSize) {
   const Reduced& r = *o.reduced;
 
   for (int64_t axis : {0, 1}) {
-    const ReducedDim* d = dim_row(r, "x", axis);
+    const reduce::ReducedDim* d = dim_row(r, "x", axis);
     ASSERT_TRUE(d);
     EXPECT_EQ(d->reduced, d->full) << axis;
   }
-  const ReducedDim* cols = dim_row(r, "x", 1);
+  const reduce::ReducedDim* cols = dim_row(r, "x", 1);
   ASSERT_TRUE(cols);
   EXPECT_NE(cols->factors.at(0).why.find("cos"), std::string::npos) << cols->factors.at(0).why;
   // Rank 1 keeps its table as written, at full size.

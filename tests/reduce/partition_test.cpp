@@ -31,11 +31,11 @@ TEST(Partition, UnevenShardKeepsItsDimensionFullSize) {
   ASSERT_TRUE(o.reduced) << o.why;
   const Reduced& r = *o.reduced;
 
-  const ReducedDim* rows = dim_row(r, "x", 0);
+  const reduce::ReducedDim* rows = dim_row(r, "x", 0);
   ASSERT_TRUE(rows);
   EXPECT_EQ(rows->full, 10);
   EXPECT_EQ(rows->reduced, 10);
-  for (const ReducedFactor& f : rows->factors) {
+  for (const reduce::ReducedFactor& f : rows->factors) {
     EXPECT_EQ(f.reduced, f.full);
     EXPECT_NE(f.why, "");
   }
@@ -63,10 +63,10 @@ TEST(Partition, UnevenShardAfterAnEvenLookingPiece) {
   }
   Outcome o = reduce_of(spec, p.plan());
   ASSERT_TRUE(o.reduced) << o.why;
-  const ReducedDim* rows = dim_row(*o.reduced, "x", 0);
+  const reduce::ReducedDim* rows = dim_row(*o.reduced, "x", 0);
   ASSERT_TRUE(rows);
   EXPECT_EQ(rows->reduced, 12);
-  for (const ReducedFactor& f : rows->factors) EXPECT_NE(f.why, "") << f.full;
+  for (const reduce::ReducedFactor& f : rows->factors) EXPECT_NE(f.why, "") << f.full;
   EXPECT_EQ(declared_shape(o.reduced->plan.program_of(0), "x"), (std::vector<int64_t>{4, 2}));
 }
 
@@ -144,7 +144,7 @@ TEST(Partition, EqualSizedHeadsAndHeadDimAreSeparateDimensions) {
   ASSERT_TRUE(o.reduced) << o.why;
   // heads = (ranks 2, 4 per rank); head_dim = 8, not cut: tying the two because both are 8
   // would cut head_dim too.
-  const ReducedDim* hidden = dim_row(*o.reduced, "x", 1);
+  const reduce::ReducedDim* hidden = dim_row(*o.reduced, "x", 1);
   ASSERT_TRUE(hidden);
   EXPECT_EQ(full_and_reduced(hidden), (Fs{{2, 2}, {4, 2}, {8, 2}}));
   EXPECT_EQ(hidden->reduced, 8);
@@ -162,7 +162,7 @@ TEST(Partition, FixingHeadsDoesNotFixAnEqualSizedHeadDim) {
   const ir::Graph spec = b.graph();
   Outcome o = reduce_of(spec, identity_plan(spec));
   ASSERT_TRUE(o.reduced) << o.why;
-  const ReducedDim* heads = dim_row(*o.reduced, "x", 0);
+  const reduce::ReducedDim* heads = dim_row(*o.reduced, "x", 0);
   ASSERT_TRUE(heads);
   EXPECT_EQ(full_and_reduced(heads), (Fs{{8, 8}}));
   EXPECT_NE(heads->factors.at(0).why, "");
@@ -189,7 +189,7 @@ TEST(Partition, MissingTransposeOfEqualSizedAxesStaysVisible) {
   Outcome o = reduce_of(spec, p.plan());
   ASSERT_TRUE(o.reduced) << o.why;
   for (int64_t axis : {1, 2}) {
-    const ReducedDim* d = dim_row(*o.reduced, "x", axis);
+    const reduce::ReducedDim* d = dim_row(*o.reduced, "x", axis);
     ASSERT_TRUE(d);
     EXPECT_EQ(d->factors.size(), 1u);
     EXPECT_GE(d->reduced, 2);

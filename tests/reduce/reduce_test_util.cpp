@@ -211,14 +211,14 @@ std::optional<std::vector<int64_t>> operand_ints(const ir::Graph& g, const std::
 
 bool is_rewritten(const std::string& name) { return name.rfind("onnx_tv.reduced.", 0) == 0; }
 
-const ReducedDim* dim_row(const Reduced& r, const std::string& value, int64_t axis) {
+const reduce::ReducedDim* dim_row(const Reduced& r, const std::string& value, int64_t axis) {
   for (const auto& d : r.dims)
     if (d.value == value && d.axis == axis) return &d;
   ADD_FAILURE() << "no reduction row for '" << value << "' axis " << axis;
   return nullptr;
 }
 
-Fs full_and_reduced(const ReducedDim* row) {
+Fs full_and_reduced(const reduce::ReducedDim* row) {
   Fs out;
   if (row)
     for (const auto& f : row->factors) out.push_back({f.full, f.reduced});
@@ -257,28 +257,28 @@ std::unique_ptr<GraphRun> run_alone(const ir::Graph& g) {
 
 std::vector<std::string> differing_outputs(const ir::Graph& spec, const frontend::Plan& plan) {
   const exec::LinkedPlan linked = exec::link_plan(plan);
-  const prove::BoundPlan bound = prove::resolve_bindings(spec, plan);
+  const check::BoundPlan bound = check::resolve_bindings(spec, plan);
   solver::Context ctx;
-  exec::Env spec_env = prove::spec_inputs(ctx, spec, bound);
+  exec::Env spec_env = check::spec_inputs(ctx, spec, bound);
   exec::run_graph(ctx, spec, spec_env, exec::RunLimits{});
   exec::check_declared_shapes(spec, spec_env);
-  std::vector<exec::Env> envs = prove::rank_inputs(ctx, plan, bound, spec_env);
+  std::vector<exec::Env> envs = check::rank_inputs(ctx, plan, bound, spec_env);
   exec::run_plan(ctx, plan, linked, envs, exec::RunLimits{});
   for (int64_t r = 0; r < plan.world_size; ++r)
     exec::check_declared_shapes(plan.program_of(r), envs[size_t(r)]);
   std::vector<std::string> unused;
-  auto obs = prove::build_obligations(spec, plan, bound, spec_env, envs, unused);
+  auto obs = check::build_obligations(spec, plan, bound, spec_env, envs, unused);
   // As the checker decides: a witness refutes, otherwise equal once products are expanded.
-  prove::WitnessSearch search(ctx, 1);
+  check::WitnessSearch search(ctx, 1);
   auto compare = [&](solver::Value a, solver::Value b) {
-    if (search.find(a, b, 8, false)) return prove::Comparison::Refuted;
+    if (search.find(a, b, 8, false)) return check::Comparison::Refuted;
     auto x = ctx.expand_definitions(a, 2'000'000);
     auto y = x ? ctx.expand_definitions(b, 2'000'000) : std::nullopt;
-    return x && y && *x == *y ? prove::Comparison::Same : prove::Comparison::Undecided;
+    return x && y && *x == *y ? check::Comparison::Same : check::Comparison::Undecided;
   };
   int64_t compared = 0;
   std::set<std::string> names;
-  for (const auto& f : prove::failures(ctx, obs, spec_env, envs, compare, compared))
+  for (const auto& f : check::failures(ctx, obs, spec_env, envs, compare, compared))
     names.insert(obs[f.obligation].spec);
   return {names.begin(), names.end()};
 }

@@ -99,10 +99,10 @@ std::string operand_name(const ir::Graph& g, const std::string& output, size_t s
 bool is_rewritten(const std::string& name);  // an operand that reduction wrote
 
 // The factors of one dimension of a spec input in the report (a test failure when absent).
-const ReducedDim* dim_row(const Reduced& r, const std::string& value, int64_t axis);
+const reduce::ReducedDim* dim_row(const Reduced& r, const std::string& value, int64_t axis);
 // A row's factors as (full, reduced) pairs, major first (empty for a missing row).
 using Fs = std::vector<std::pair<int64_t, int64_t>>;
-Fs full_and_reduced(const ReducedDim* row);
+Fs full_and_reduced(const reduce::ReducedDim* row);
 // The binding of rank value `value` (a test failure when absent).
 const frontend::Binding* binding_of(const frontend::Plan& p, int64_t rank, const std::string& value);
 // A binding's slice as [start, end) pairs; {-1, -1} for an entry left whole.

@@ -111,7 +111,7 @@ TEST(SizeAsValue, WrittenCountAgreesWithTheFrozenMean) {
   Outcome o = reduce_of(spec, mean_plan(0.125));
   ASSERT_TRUE(o.reduced) << o.why;
   const Reduced& r = *o.reduced;
-  const ReducedDim* d = dim_row(r, "x", 2);
+  const reduce::ReducedDim* d = dim_row(r, "x", 2);
   ASSERT_TRUE(d);
   EXPECT_EQ(d->reduced, 4);  // two ranks, two elements each
   // The frozen mean divides by 8 while each rank sums 2 of its 4 elements: 1/8 written on the
@@ -170,7 +170,7 @@ TEST(SizeAsValue, LayerNormalizationScaleKeepsTheNormalisedSize) {
   Outcome o = reduce_of(spec, identity_plan(spec));
   ASSERT_TRUE(o.reduced) << o.why;
   const Reduced& r = *o.reduced;
-  const ReducedDim* normalised = dim_row(r, "x", 2);
+  const reduce::ReducedDim* normalised = dim_row(r, "x", 2);
   ASSERT_TRUE(normalised);
   EXPECT_EQ(normalised->reduced, 8);
   EXPECT_EQ(declared_shape(r.spec, "scale"), (std::vector<int64_t>{8}));

@@ -51,7 +51,7 @@ TEST(TorchExport, ShapeGatherConcatReshapeTargetIsTheReducedSizes) {
 
   // Hidden 48 of wq's columns is (ranks 2, heads per rank 4, head_dim 6); the rank count keeps
   // its size, the rest shrink to 2.
-  const ReducedDim* cols = dim_row(r, "wq", 1);
+  const reduce::ReducedDim* cols = dim_row(r, "wq", 1);
   ASSERT_TRUE(cols);
   EXPECT_EQ(cols->full, 48);
   EXPECT_EQ(cols->reduced, 8);
@@ -161,7 +161,7 @@ TEST(TorchExport, GqaRepeatKeepsKvAndRepFactorsAtTwo) {
 
   // q's heads are (kv 4, rep 3), kv major: both factors stay at 2 elements, so every kv head
   // still serves two query heads and there are still two kv heads.
-  const ReducedDim* heads = dim_row(r, "q", 1);
+  const reduce::ReducedDim* heads = dim_row(r, "q", 1);
   ASSERT_TRUE(heads);
   EXPECT_EQ(full_and_reduced(heads), (Fs{{4, 2}, {3, 2}}));
   EXPECT_EQ(heads->reduced, 4);
@@ -220,7 +220,7 @@ TEST(TorchExport, RotateHalfSplitsHeadDimIntoTwoFixedHalves) {
   const Reduced& r = *o.reduced;
 
   for (const std::string v : {"x", "cos", "sin"}) {
-    const ReducedDim* d = dim_row(r, v, v == "x" ? 2 : 1);
+    const reduce::ReducedDim* d = dim_row(r, v, v == "x" ? 2 : 1);
     ASSERT_TRUE(d);
     EXPECT_EQ(full_and_reduced(d), (Fs{{2, 2}, {4, 2}})) << v;
     EXPECT_NE(d->factors[0].why, "") << v;  // the two halves are a count
@@ -252,7 +252,7 @@ TEST(TorchExport, SliceOffsetKeepsTheCountAboveIt) {
   const ir::Graph spec = b.graph();
   Outcome o = reduce_of(spec, identity_plan(spec));
   ASSERT_TRUE(o.reduced) << o.why;
-  const ReducedDim* d = dim_row(*o.reduced, "x", 1);
+  const reduce::ReducedDim* d = dim_row(*o.reduced, "x", 1);
   ASSERT_TRUE(d);
   EXPECT_EQ(full_and_reduced(d), (Fs{{4, 4}, {2, 2}}));
   EXPECT_NE(d->factors.at(0).why, "");

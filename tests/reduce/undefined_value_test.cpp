@@ -37,7 +37,7 @@ void expect_math_error(const frontend::Plan& plan, const std::string& words) {
   try {
     Outcome o = reduce_of(spec_program(), plan);
     ADD_FAILURE() << "no error; " << (o.reduced ? "reduced" : "not reduced: " + o.why);
-  } catch (const solver::MathError& e) {
+  } catch (const MathError& e) {
     EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("rank0.onnx"), std::string::npos) << e.what();
   }
