@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "common/errors.h"
+#include "common/memory_limit.h"
 #include "frontend/binding_side.h"
 #include "ir/tensor_util.h"
 
@@ -93,10 +94,12 @@ std::optional<ir::Shape> static_shape(const ir::Graph& g, const std::string& nam
   return s;
 }
 
-BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan) {
+BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan,
+                           size_t memory_bytes) {
   BoundPlan out;
   std::unordered_map<const ir::Graph*, ProgramNames> names;
   for (const auto& b : plan.bindings) {
+    check_memory(memory_bytes, "resolving the bindings");
     if (b.rank < 0 || b.rank >= plan.world_size)
       throw InputError(b.origin + ": rank " + std::to_string(b.rank) + " is outside the world of " +
                        std::to_string(plan.world_size) + " ranks");

@@ -29,7 +29,8 @@ struct BoundPlan {
 
 // Classifies and resolves every binding. InputError for a binding that names no such value,
 // an input bound to a spec value that is not an input or initializer, shapes that differ.
-BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan);
+BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan,
+                           size_t memory_bytes = 0);
 
 // The spec's starting environment: symbols for graph inputs and bound initializers, exact
 // constants for the other initializers.

@@ -21,7 +21,7 @@
 #include "exec/executor.h"
 #include "exec/linker.h"
 #include "ir/well_formed.h"
-#include "exec/memory_limit.h"
+#include "common/memory_limit.h"
 #include "check/locate.h"
 #include "check/obligations.h"
 #include "check/stage_cuts.h"
@@ -203,7 +203,7 @@ void copy_reduction(Reduction& out, const reduce::Reduced& r) {
 
 exec::RunLimits run_limits(const CheckOptions& o) {
   exec::RunLimits l;
-  l.memory_bytes = o.max_memory ? o.max_memory : exec::physical_bytes() / 100 * limits::kMemoryPercent;
+  l.memory_bytes = o.max_memory ? o.max_memory : physical_bytes() / 100 * limits::kMemoryPercent;
   l.node_elements = o.max_elements;
   l.trace = o.trace;
   return l;
@@ -263,8 +263,8 @@ Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Gra
       sum_sites = std::move(o.reduced->sum_sites);
       spec = std::move(o.reduced->spec);
       plan = std::move(o.reduced->plan);
-      linked = exec::link_plan(plan);
-      bound = resolve_bindings(spec, plan);
+      linked = exec::link_plan(plan, run_limits(options).memory_bytes);
+      bound = resolve_bindings(spec, plan, run_limits(options).memory_bytes);
       return Instance::Ready;
     }
     res.reduction.not_applied = o.why;
@@ -338,7 +338,7 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
   WitnessSearch search(ctx, options.witness_seed);
   bool undecided = false;
   auto compare = [&](solver::Value a, solver::Value b) {
-    exec::check_memory(limits.memory_bytes, "comparing the outputs");
+    check_memory(limits.memory_bytes, "comparing the outputs");
     // Definitions evaluate to their bodies, so a witness refutes cut forms as it refutes
     // expanded ones. Tried first: meeting a real difference runs to the budget.
     if (search.refutes(a, b, 24)) return Comparison::Refuted;
@@ -460,7 +460,8 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
   const bool all = fewer.axes.empty();
   ir::Graph spec = full_spec;
   frontend::Plan plan = fewer.plan;
-  exec::LinkedPlan linked = known.linked ? *known.linked : exec::link_plan(plan);
+  exec::LinkedPlan linked =
+      known.linked ? *known.linked : exec::link_plan(plan, run_limits(options).memory_bytes);
   BoundPlan bound = all && !fewer.micro_batch_count ? full_bound : BoundPlan{};
   Totals totals;
   std::optional<reduce::FewerRanks> cut;  // with fewer micro-batches: the bodies kept
@@ -607,11 +608,16 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
 void run_pipeline(CheckResult& res, const std::string& spec_path, const std::string& shards_dir,
                   const CheckOptions& options) {
   report(options, "load", 0, 1);
-  const ir::Graph full_spec = frontend::load_model(spec_path);
-  const frontend::Plan full_plan = frontend::load_plan(shards_dir);
+  // --max-memory holds from the first file read: a plan too large to load ends UNKNOWN
+  // naming the file, as one too large to prove names the node.
+  const size_t memory = run_limits(options).memory_bytes;
+  frontend::LoadOptions load;
+  load.memory_bytes = memory;
+  const ir::Graph full_spec = frontend::load_model(spec_path, load);
+  const frontend::Plan full_plan = frontend::load_plan(shards_dir, memory);
   ir::check_well_formed(full_spec);
   for (const auto& g : full_plan.programs) ir::check_well_formed(*g);
-  const BoundPlan full_bound = resolve_bindings(full_spec, full_plan);
+  const BoundPlan full_bound = resolve_bindings(full_spec, full_plan, memory);
   report(options, "load", 1, 1);
   // Mesh axes whose ranks are interchangeable are proven with 2 and with 3 ranks, every
   // combination over the axes (reduce/mesh_axes.h); a plan of thousands of ranks is then never
@@ -626,8 +632,8 @@ void run_pipeline(CheckResult& res, const std::string& spec_path, const std::str
     reduce::FewerRanks first = options.reduce ? reduce::choose_fewer_ranks(full_plan, kept)
                                               : reduce::all_ranks(full_plan);
     std::optional<exec::LinkedPlan> first_linked;  // first.plan linked, when it has fewer ranks
-    if (first.axes.empty() && !full_linked) full_linked = exec::link_plan(full_plan);
-    if (!first.axes.empty()) first_linked = exec::link_plan(first.plan);
+    if (first.axes.empty() && !full_linked) full_linked = exec::link_plan(full_plan, memory);
+    if (!first.axes.empty()) first_linked = exec::link_plan(first.plan, memory);
     const exec::LinkedPlan& linked = first_linked ? *first_linked : *full_linked;
     std::optional<reduce::MicroBatches> micro;
     if (options.reduce) micro = choose_micro_batches(first, linked, kept);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "exec/memory_limit.h"
+#include "common/memory_limit.h"
 #include "common/errors.h"
 #include "ops/registry.h"
 

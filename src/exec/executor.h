@@ -27,7 +27,7 @@ using TraceFn = std::function<void(const std::string& file, const std::string& n
 // may run at once.
 struct RunLimits {
   // Resident memory, in bytes, past which running a program stops with UNKNOWN (0: no limit;
-  // exec/memory_limit.h).
+  // common/memory_limit.h).
   size_t memory_bytes = 0;
   // Elements one node may produce (0: no limit): its validated output shapes are checked
   // before its kernel allocates anything, so a Range of 5e8 elements ends UNKNOWN at once.

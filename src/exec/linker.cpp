@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "common/errors.h"
+#include "common/memory_limit.h"
 
 namespace onnx_tv::exec {
 
@@ -42,7 +43,8 @@ struct InstanceKey {
 
 class Linker {
  public:
-  explicit Linker(const frontend::Plan& plan) : plan_(plan) {}
+  Linker(const frontend::Plan& plan, size_t memory_bytes)
+      : plan_(plan), memory_bytes_(memory_bytes) {}
 
   LinkedPlan run() {
     collect();
@@ -56,7 +58,9 @@ class Linker {
     for (int64_t r = 0; r < plan_.world_size; ++r) {
       const ir::Graph& g = plan_.program_of(r);
       std::map<std::pair<ir::CommKind, std::vector<int64_t>>, int64_t> order;
+      const std::string phase = "linking the ranks, rank " + std::to_string(r);
       for (size_t i = 0; i < g.nodes.size(); ++i) {
+        check_memory(memory_bytes_, phase);
         if (!frontend::is_comm_op(g.nodes[i])) {
           Step s;
           s.members.push_back({r, i, {}});
@@ -169,13 +173,17 @@ class Linker {
   // Kahn's algorithm over steps, edges from each tensor's producing step.
   LinkedPlan schedule() {
     std::vector<std::unordered_map<std::string, size_t>> producer(plan_.world_size);
-    for (size_t s = 0; s < steps_.size(); ++s)
+    const std::string phase = "linking the ranks, ordering their steps";
+    for (size_t s = 0; s < steps_.size(); ++s) {
+      check_memory(memory_bytes_, phase);
       for (const auto& m : steps_[s].members)
         for (const auto& out : plan_.program_of(m.rank).nodes[m.node_index].outputs)
           if (!out.empty()) producer[m.rank][out] = s;
+    }
     std::vector<std::vector<size_t>> users(steps_.size());
     std::vector<size_t> pending(steps_.size(), 0);
     for (size_t s = 0; s < steps_.size(); ++s) {
+      check_memory(memory_bytes_, phase);
       std::set<size_t> deps;
       for (const auto& m : steps_[s].members)
         for (const auto& in : plan_.program_of(m.rank).nodes[m.node_index].inputs) {
@@ -218,6 +226,7 @@ class Linker {
 
   using P2PKey = std::tuple<int64_t, int64_t, int64_t>;  // sender, receiver, tag
   const frontend::Plan& plan_;
+  const size_t memory_bytes_;
   std::vector<Step> steps_;
   std::map<InstanceKey, std::vector<Step::Member>> instances_;
   std::map<std::pair<std::vector<int64_t>, int64_t>, std::vector<InstanceKey>> sequence_;
@@ -226,6 +235,8 @@ class Linker {
 
 }  // namespace
 
-LinkedPlan link_plan(const frontend::Plan& plan) { return Linker(plan).run(); }
+LinkedPlan link_plan(const frontend::Plan& plan, size_t memory_bytes) {
+  return Linker(plan, memory_bytes).run();
+}
 
 }  // namespace onnx_tv::exec

@@ -33,7 +33,8 @@ struct LinkedPlan {
 };
 
 // InputError naming the op, rank and group for unmatched or misordered collectives, unmatched
-// Send/Recv, and dependency cycles across ranks.
-LinkedPlan link_plan(const frontend::Plan& plan);
+// Send/Recv, and dependency cycles across ranks; ResourceLimit past `memory_bytes` of resident
+// memory (0: no limit).
+LinkedPlan link_plan(const frontend::Plan& plan, size_t memory_bytes = 0);
 
 }  // namespace onnx_tv::exec

@@ -9,6 +9,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "common/errors.h"
+#include "common/memory_limit.h"
 #include "frontend/onnx_convert.h"
 #include "frontend/regular_file.h"
 
@@ -252,7 +253,10 @@ ir::Graph load_model(const std::string& path, const LoadOptions& options) {
   const std::string bytes = file.read_all(
       detail::kMaxModelBytes,
       "protobuf reads at most 2 GiB; larger models keep their tensors as external data");
-  return parse_model(bytes, path, options);
+  check_memory_now(options.memory_bytes, "loading " + path);
+  ir::Graph g = parse_model(bytes, path, options);
+  check_memory_now(options.memory_bytes, "loading " + path);
+  return g;
 }
 
 ir::Graph load_model(const std::string& path) { return load_model(path, LoadOptions{}); }

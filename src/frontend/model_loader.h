@@ -17,6 +17,8 @@ struct LoadOptions {
   bool infer_shapes = false;
   // The oldest IR version read.
   int64_t min_ir_version = 3;
+  // Resident memory, in bytes, past which loading stops with ResourceLimit (0: no limit).
+  size_t memory_bytes = 0;
 };
 
 // Reads and converts a model. InputError naming the file on anything unreadable or malformed

@@ -73,8 +73,9 @@ struct Plan {
 };
 
 // Reads the folder: plan.json if present (unknown keys are errors), else rank<N>.onnx files;
-// models; metadata bindings (key "onnx_tv.bindings"); duplicates are errors.
-Plan load_plan(const std::string& shards_dir);
+// models; metadata bindings (key "onnx_tv.bindings"); duplicates are errors. ResourceLimit
+// past `memory_bytes` of resident memory (0: no limit).
+Plan load_plan(const std::string& shards_dir, size_t memory_bytes = 0);
 
 // Whether a node is a communication op (onnx_tv domain, or com.microsoft's collectives and
 // training Send/Recv).

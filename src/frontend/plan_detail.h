@@ -68,6 +68,7 @@ void check_duplicate_bindings(const std::vector<Binding>& bindings);
 
 // Which program each rank runs, and the files: fills plan.programs and plan.rank_program.
 // `manifest` is plan.json (nullptr when absent); `where` names it.
-void load_programs(Plan& plan, const Json* manifest, const std::string& where);
+void load_programs(Plan& plan, const Json* manifest, const std::string& where,
+                   size_t memory_bytes);
 
 }  // namespace onnx_tv::frontend::detail

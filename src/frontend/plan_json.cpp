@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "common/errors.h"
+#include "common/memory_limit.h"
 #include "frontend/plan_detail.h"
 #include "frontend/regular_file.h"
 
@@ -53,7 +54,7 @@ void read_header(Plan& plan, const Json& j, const std::string& where) {
   if (j.contains("mesh")) plan.mesh = detail::parse_mesh(j["mesh"], where + " mesh", plan.world_size);
 }
 
-void read_metadata_bindings(Plan& plan) {
+void read_metadata_bindings(Plan& plan, size_t memory_bytes) {
   for (size_t p = 0; p < plan.programs.size(); ++p) {
     const ir::Graph& g = *plan.programs[p];
     auto it = g.metadata.find(kMetadataKey);
@@ -71,13 +72,14 @@ void read_metadata_bindings(Plan& plan) {
                                               scope)) {
         plan.bindings.push_back(std::move(b));
       }
+      check_memory(memory_bytes, "reading the bindings of " + g.file);
     }
   }
 }
 
 }  // namespace
 
-Plan load_plan(const std::string& shards_dir) {
+Plan load_plan(const std::string& shards_dir, size_t memory_bytes) {
   std::error_code ec;
   if (!fs::is_directory(shards_dir, ec)) {
     throw InputError(shards_dir + ": " +
@@ -92,7 +94,7 @@ Plan load_plan(const std::string& shards_dir) {
     manifest = read_json_file(manifest_path);
     read_header(plan, *manifest, manifest_path);
   }
-  detail::load_programs(plan, manifest ? &*manifest : nullptr, manifest_path);
+  detail::load_programs(plan, manifest ? &*manifest : nullptr, manifest_path, memory_bytes);
 
   if (manifest && manifest->contains("bindings")) {
     const std::string where = manifest_path + " bindings";
@@ -103,9 +105,10 @@ Plan load_plan(const std::string& shards_dir) {
                                               scope)) {
         plan.bindings.push_back(std::move(b));
       }
+      check_memory(memory_bytes, "reading the bindings of " + manifest_path);
     }
   }
-  read_metadata_bindings(plan);
+  read_metadata_bindings(plan, memory_bytes);
   detail::check_binding_values(plan);
   detail::check_duplicate_bindings(plan.bindings);
   return plan;

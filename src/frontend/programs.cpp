@@ -158,7 +158,8 @@ std::vector<std::string> read_programs(const Json& j, const std::string& where, 
 
 }  // namespace
 
-void load_programs(Plan& plan, const Json* manifest, const std::string& where) {
+void load_programs(Plan& plan, const Json* manifest, const std::string& where,
+                   size_t memory_bytes) {
   std::vector<std::string> files;
   if (!manifest) {
     files = scan_rank_files(plan.dir);
@@ -192,7 +193,10 @@ void load_programs(Plan& plan, const Json* manifest, const std::string& where) {
     auto it = index_of.find(key);
     if (it == index_of.end()) {
       try {
-        plan.programs.push_back(std::make_shared<const ir::Graph>(load_model(path.string())));
+        LoadOptions options;
+        options.memory_bytes = memory_bytes;
+        plan.programs.push_back(
+            std::make_shared<const ir::Graph>(load_model(path.string(), options)));
       } catch (Error& e) {
         e.add_context("the program of rank " + std::to_string(r));
         throw;

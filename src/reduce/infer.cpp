@@ -5,8 +5,8 @@
 #include <set>
 
 #include "common/errors.h"
+#include "common/memory_limit.h"
 #include "exec/comm_shapes.h"
-#include "exec/memory_limit.h"
 #include "frontend/binding_side.h"
 #include "reduce/infer.h"
 #include "reduce/micro_batches.h"
@@ -56,7 +56,7 @@ void store(ProgramDims& p, const ir::Node& node, std::vector<DimValue> outs) {
 }
 
 void run_node(Inference& inf, ProgramDims& p, size_t i) {
-  exec::check_memory(inf.memory_bytes, "shape reduction, " + where(p, i));
+  check_memory(inf.memory_bytes, "shape reduction, " + where(p, i));
   std::vector<DimValue> outs = infer_node(inf, p, i);
   follow_sizes_as_data(inf, p, i, outs);
   follow_uniform_parts(inf, p, i, outs);

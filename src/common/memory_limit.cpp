@@ -1,4 +1,4 @@
-#include "exec/memory_limit.h"
+#include "common/memory_limit.h"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 
 #include "common/errors.h"
 
-namespace onnx_tv::exec {
+namespace onnx_tv {
 
 size_t resident_bytes() {
   FILE* f = std::fopen("/proc/self/statm", "r");
@@ -25,6 +25,11 @@ size_t physical_bytes() {
 void check_memory(size_t limit, const std::string& where) {
   thread_local unsigned calls = 0;  // instances may be proven in parallel (--jobs)
   if (limit == 0 || ++calls % 256 != 0) return;
+  check_memory_now(limit, where);
+}
+
+void check_memory_now(size_t limit, const std::string& where) {
+  if (limit == 0) return;
   const size_t used = resident_bytes();
   if (used <= limit) return;
   char amount[48];
@@ -38,4 +43,4 @@ void check_memory(size_t limit, const std::string& where) {
                       "; a plan with fewer micro-batches, layers or ranks per stage needs less");
 }
 
-}  // namespace onnx_tv::exec
+}  // namespace onnx_tv

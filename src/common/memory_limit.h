@@ -6,15 +6,20 @@
 #include <cstddef>
 #include <string>
 
-namespace onnx_tv::exec {
+namespace onnx_tv {
 
 // Resident memory of this process and physical memory of the machine, in bytes (0 where the
 // system does not say).
 size_t resident_bytes();
 size_t physical_bytes();
 
-// Throws Unsupported naming `where` when resident memory exceeds `limit` bytes (0: no limit).
-// Cheap enough to call once per node: it reads the system's figure only every 256 calls.
+// Throws ResourceLimit naming `where` when resident memory exceeds `limit` bytes (0: no
+// limit). Cheap enough to call once per node: it reads the system's figure only every 256
+// calls. Every phase calls it (loading, linking, binding, shape reduction, running, comparing),
+// so that --max-memory holds wherever the memory goes.
 void check_memory(size_t limit, const std::string& where);
 
-}  // namespace onnx_tv::exec
+// The same, reading the figure at once: for steps that each may take much (a file loaded).
+void check_memory_now(size_t limit, const std::string& where);
+
+}  // namespace onnx_tv
