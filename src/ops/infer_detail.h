@@ -29,6 +29,10 @@ const InputInfo* maybe(const ShapeArgs& a, size_t i);
 // The integer values of input i when known; InputError when they are known and `scalar` but
 // there is not exactly one.
 const std::vector<int64_t>* ints_of(const ShapeArgs& a, size_t i);
+// InputError when the node carries attribute `name` although its revision takes it as input
+// #i (Reduce*, Squeeze, Unsqueeze "axes" at the opsets that made it an input): read as the
+// attribute by one reader and ignored by another, it would mean two things.
+void reject_attribute_taken_as_input(const ShapeArgs& a, size_t i, const char* name);
 // InputError unless input i has rank in [lo, hi].
 void expect_rank(const ShapeArgs& a, size_t i, int64_t lo, int64_t hi);
 // InputError unless inputs i and j have the same type (Undefined matches any).

@@ -185,6 +185,7 @@ Outputs infer_flatten(const ShapeArgs& a) {
 
 Outputs infer_squeeze(const ShapeArgs& a) {
   const InputInfo& x = need(a, 0);
+  reject_attribute_taken_as_input(a, 1, "axes");
   std::optional<std::vector<int64_t>> holder;
   const auto* axes = from_input_or_attr(a, 1, "axes", holder);
   if (a.schema.is_shape_input(1) && maybe(a, 1) && !axes) return one(std::nullopt, x.dtype);
@@ -193,6 +194,7 @@ Outputs infer_squeeze(const ShapeArgs& a) {
 
 Outputs infer_unsqueeze(const ShapeArgs& a) {
   const InputInfo& x = need(a, 0);
+  reject_attribute_taken_as_input(a, 1, "axes");
   std::optional<std::vector<int64_t>> holder;
   const auto* axes = from_input_or_attr(a, 1, "axes", holder);
   if (a.schema.is_shape_input(1) && maybe(a, 1) && !axes) return one(std::nullopt, x.dtype);

@@ -141,6 +141,7 @@ Outputs infer_einsum(const ShapeArgs& a) {
 
 Outputs infer_reduce(const ShapeArgs& a) {
   const InputInfo& x = need(a, 0);
+  reject_attribute_taken_as_input(a, 1, "axes");
   const bool from_input = a.schema.is_shape_input(1);
   if (from_input && maybe(a, 1) && !ints_of(a, 1)) return one(std::nullopt, x.dtype);
   const auto axes = reduce_axes_of(a.node, int64_t(x.shape.size()), ints_of(a, 1), from_input);

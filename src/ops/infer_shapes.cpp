@@ -23,6 +23,13 @@ const InputInfo& need(const ShapeArgs& a, size_t i) {
   return *in;
 }
 
+void reject_attribute_taken_as_input(const ShapeArgs& a, size_t i, const char* name) {
+  if (a.schema.is_shape_input(i) && a.node.attribute(name))
+    throw InputError("has attribute '" + std::string(name) + "', which " + a.node.op_type +
+                     " at opset " + std::to_string(a.node.opset) + " takes as input #" +
+                     std::to_string(i) + " instead");
+}
+
 const std::vector<int64_t>* ints_of(const ShapeArgs& a, size_t i) {
   const InputInfo* in = maybe(a, i);
   return in && in->ints ? &*in->ints : nullptr;

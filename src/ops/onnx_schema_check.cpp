@@ -108,6 +108,11 @@ void check_onnx_schema(const ir::Node& node, int since_version,
       throw InputError("input #" + std::to_string(i) + " ('" + node.inputs[i] + "') is " +
                        ir::dtype_name(inputs[i]->dtype) + ", which " + rev_of() + " does not take");
   }
+  // An attribute the revision does not have (ReduceSum-13's "axes", now an input) would be read
+  // by one reader and ignored by another: ONNX's checker rejects it, and so does onnx-tv.
+  for (const auto& [name, attr] : node.attributes)
+    if (!s->attributes().count(name))
+      throw InputError("has attribute '" + name + "', which " + rev_of() + " does not take");
   for (const auto& [name, a] : s->attributes()) {
     auto it = node.attributes.find(name);
     if (it == node.attributes.end()) {

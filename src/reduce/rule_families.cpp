@@ -201,8 +201,13 @@ std::vector<DimValue> reduce(RuleArgs& r) {
   const DimValue& x = r.need(0);
   std::vector<int64_t> axes;
   bool have_axes = false;
-  if (auto* a = r.node.attribute("axes")) axes = a->ints, have_axes = true;
-  if (r.schema.is_shape_input(1) && r.in.size() > 1 && r.in[1]) axes = r.ints(1, "axes"), have_axes = true;
+  // Where validation reads them (ops::detail::reduce_axes_of): the attribute, or input #1 at
+  // the opsets that made axes an input.
+  if (!r.schema.is_shape_input(1)) {
+    if (auto* a = r.node.attribute("axes")) axes = a->ints, have_axes = true;
+  } else if (r.in.size() > 1 && r.in[1]) {
+    axes = r.ints(1, "axes"), have_axes = true;
+  }
   const bool keep = attr_or(r.node, "keepdims", 1) != 0;
   const bool noop = attr_or(r.node, "noop_with_empty_axes", 0) != 0;
   if (!have_axes || axes.empty()) {
@@ -249,8 +254,11 @@ std::vector<DimValue> squeeze(RuleArgs& r) {
   // as the kernel does (ops::detail::squeezed).
   std::vector<int64_t> axes;
   bool given = false;
-  if (auto* a = r.node.attribute("axes")) axes = a->ints, given = true;
-  if (r.schema.is_shape_input(1) && r.in.size() > 1 && r.in[1]) axes = r.ints(1, "axes"), given = true;
+  if (!r.schema.is_shape_input(1)) {
+    if (auto* a = r.node.attribute("axes")) axes = a->ints, given = true;
+  } else if (r.in.size() > 1 && r.in[1]) {
+    axes = r.ints(1, "axes"), given = true;
+  }
   std::set<int64_t> ax;
   for (auto a : axes) ax.insert(norm(a, x.dims.size()));
   DimShape out;

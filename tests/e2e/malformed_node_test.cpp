@@ -146,6 +146,11 @@ INSTANTIATE_TEST_SUITE_P(
                     add_ints(g, "to", {1, 4});
                     add_node(g, "Expand", {"six", "to"});
                   }, "/bad/Expand"},
+        // Found by the structural mutation campaign: the dimension rule read the attribute,
+        // validation the (absent) input, and their shapes disagreed (exit 4).
+        Malformed{"reduce_sum_axes_attribute", [](auto& g) {
+                    ints_attr(add_node(g, "ReduceSum", {"x"}), "axes", {1});
+                  }, "has attribute 'axes', which ReduceSum-13 does not take"},
         Malformed{"missing_input_count", [](auto& g) { add_node(g, "Add", {"x"}); },
                   "Add-14 takes 2"},
         Malformed{"mean_of_bool", [](auto& g) {
@@ -166,6 +171,24 @@ INSTANTIATE_TEST_SUITE_P(
         Malformed{"input_never_defined", [](auto& g) { add_node(g, "Relu", {"nowhere"}); },
                   "'nowhere'"}),
     [](const auto& info) { return info.param.name; });
+
+// The same at a revision newer than ONNX's library knows (ReduceMean-18, axes an input): the
+// model's opset raised to 18 leaves its ReduceMean's axes attribute without meaning.
+TEST(MalformedNode, AxesAttributeWhereTheOpsetTakesAnInput) {
+  const fs::path dir = fresh_dir("malformed_axes_opset18");
+  fs::copy(source_dir() / "models/examples/mlp_tp2/shards", dir / "shards");
+  onnx::ModelProto spec = load(source_dir() / "models/examples/mlp_tp2/spec.onnx");
+  for (auto& o : *spec.mutable_opset_import())
+    if (o.domain().empty()) o.set_version(18);
+  ints_attr(add_node(*spec.mutable_graph(), "ReduceMean", {"x"}), "axes", {1});
+  save(spec, dir / "spec.onnx");
+  const std::string args = "check " + (dir / "spec.onnx").string() + " " + (dir / "shards").string();
+  for (const std::string mode : {"", " --no-reduce"}) {
+    CliRun r = run_cli(args + mode);
+    EXPECT_EQ(r.exit_code, 2) << mode << "\n" << r.out;
+    EXPECT_NE(r.out.find("ReduceMean at opset 18 takes as input #1"), std::string::npos) << r.out;
+  }
+}
 
 // A node whose output would outgrow --max-elements ends UNKNOWN naming it, before its kernel
 // allocates (a Range of 5e8 elements took gigabytes under --no-reduce).
