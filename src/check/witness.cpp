@@ -26,7 +26,11 @@ constexpr long double kCandidate = 1e-15L;
 // A full search (more tries than a comparison's quick one) ends with this many points checked
 // by intervals alone, for a difference below long double's resolution.
 constexpr int kQuickTries = limits::kWitnessQuickTries, kPreciseTries = limits::kWitnessPreciseTries;
-constexpr mpfr_prec_t kPrecisePrecision = 512;
+// The precise check uses the interval evaluators of this level: shared by every failure
+// checked at the same try, a deep program's subterms are evaluated once, not once per failure
+// (86 failing outputs of one wrong constant took minutes).
+constexpr int kPreciseLevel = 1;
+constexpr mpfr_prec_t kPrecisePrecision = kIntervalPrecisions[kPreciseLevel];
 
 void collect(const solver::Context& ctx, solver::PolyId p, std::set<std::string>& out,
              std::unordered_set<solver::PolyId>& seen_polys,
@@ -231,7 +235,7 @@ std::optional<int> WitnessSearch::first_difference(solver::Value a, solver::Valu
       return t;
   if (tries <= kQuickTries || !a.is_finite() || !b.is_finite()) return std::nullopt;
   for (int t = 0; t < std::min(tries, kPreciseTries); ++t) {
-    solver::IntervalEvaluator precise(ctx_, point(t), kPrecisePrecision, evaluator(t));
+    solver::IntervalEvaluator& precise = intervals(t, kPreciseLevel);
     solver::MaybeInterval x = precise.eval(a), y = precise.eval(b);
     if (x && y && disjoint(*x, *y)) return t;
   }
