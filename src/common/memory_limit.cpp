@@ -22,16 +22,13 @@ size_t physical_bytes() {
   return pages > 0 && size > 0 ? size_t(pages) * size_t(size) : 0;
 }
 
-void check_memory(size_t limit, const std::string& where) {
+bool memory_exceeded(size_t limit) {
   thread_local unsigned calls = 0;  // instances may be proven in parallel (--jobs)
-  if (limit == 0 || ++calls % 256 != 0) return;
-  check_memory_now(limit, where);
+  if (limit == 0 || ++calls % 16 != 0) return false;
+  return resident_bytes() > limit;
 }
 
-void check_memory_now(size_t limit, const std::string& where) {
-  if (limit == 0) return;
-  const size_t used = resident_bytes();
-  if (used <= limit) return;
+void memory_limit_reached(size_t limit, const std::string& where) {
   char amount[48];
   const double gb = double(limit) / double(1ull << 30);
   if (gb >= 1)
@@ -41,6 +38,14 @@ void check_memory_now(size_t limit, const std::string& where) {
   throw ResourceLimit("the check needs more than " + std::string(amount) +
                       " of memory (the limit, --max-memory) and was stopped at " + where +
                       "; a plan with fewer micro-batches, layers or ranks per stage needs less");
+}
+
+void check_memory(size_t limit, const std::string& where) {
+  if (memory_exceeded(limit)) memory_limit_reached(limit, where);
+}
+
+void check_memory_now(size_t limit, const std::string& where) {
+  if (limit != 0 && resident_bytes() > limit) memory_limit_reached(limit, where);
 }
 
 }  // namespace onnx_tv

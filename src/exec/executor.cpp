@@ -33,7 +33,8 @@ void store(Env& env, const ir::Node& node, size_t index, std::vector<ir::Tensor>
 void run_one(solver::Context& ctx, const ir::Graph& g, Env& env, size_t i,
              const RunLimits& limits, const TensorHook& hook) {
   const ir::Node& node = g.nodes[i];
-  check_memory(limits.memory_bytes, g.file + ": " + node.describe(i));
+  check_memory_at(limits.memory_bytes,
+                  [&] { return "running the programs, " + g.file + ": " + node.describe(i); });
   std::vector<const ir::Tensor*> ins;
   for (const auto& name : node.inputs) ins.push_back(lookup(env, g, node, i, name));
   const auto start = std::chrono::steady_clock::now();

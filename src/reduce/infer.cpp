@@ -56,7 +56,7 @@ void store(ProgramDims& p, const ir::Node& node, std::vector<DimValue> outs) {
 }
 
 void run_node(Inference& inf, ProgramDims& p, size_t i) {
-  check_memory(inf.memory_bytes, "shape reduction, " + where(p, i));
+  check_memory_at(inf.memory_bytes, [&] { return "shape reduction, " + where(p, i); });
   std::vector<DimValue> outs = infer_node(inf, p, i);
   follow_sizes_as_data(inf, p, i, outs);
   follow_uniform_parts(inf, p, i, outs);
