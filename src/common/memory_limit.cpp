@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "common/errors.h"
+#include "common/limits.h"
 
 namespace onnx_tv {
 
@@ -24,7 +25,7 @@ size_t physical_bytes() {
 
 bool memory_exceeded(size_t limit) {
   thread_local unsigned calls = 0;  // instances may be proven in parallel (--jobs)
-  if (limit == 0 || ++calls % 16 != 0) return false;
+  if (limit == 0 || ++calls % limits::kMemoryCheckEvery != 0) return false;
   return resident_bytes() > limit;
 }
 
