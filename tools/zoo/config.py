@@ -92,11 +92,15 @@ LLAMA3 = {
     "8b": dict(layers=32, hidden=4096, heads=32, kv_heads=8, head_dim=128, ffn=14336),
     "70b": dict(layers=80, hidden=8192, heads=64, kv_heads=8, head_dim=128, ffn=28672),
     "405b": dict(layers=126, hidden=16384, heads=128, kv_heads=8, head_dim=128, ffn=53248),
+    # DeepSeek-V3's shape (61 layers, hidden 7168, 128 heads, its dense FFN), with every layer
+    # dense: its experts need ops outside what onnx-tv decides. A memory and scale test.
+    "dsv3": dict(layers=61, hidden=7168, heads=128, kv_heads=128, head_dim=128, ffn=18432),
 }
 REAL_PLANS = {
     "8b": PlanConfig("dp512", dp=512, mb=1),
     "70b": PlanConfig("dp16_tp8_pp4_mb32", dp=16, tp=8, pp=4, mb=32, schedule="1f1b"),
     "405b": PlanConfig("dp64_tp8_pp16_mb16", dp=64, tp=8, pp=16, mb=16, schedule="1f1b"),
+    "dsv3": PlanConfig("dp32_tp8_pp8_mb16", dp=32, tp=8, pp=8, mb=16, schedule="1f1b"),
 }
 
 

@@ -3,7 +3,7 @@
 
   generate.py --out models/zoo              the small zoo: specs, plans (per rank and per
                                             program group), mutants, index.json, catalogue.jsonl
-  generate.py --real 8b|70b|405b --out DIR [--bug BUG] [--layers N]
+  generate.py --real 8b|70b|405b|dsv3 --out DIR [--bug BUG] [--layers N]
                                             a real Llama-3 size: spec and one program per
                                             pipeline stage, graph only, weights as inputs
   generate.py --real-zoo 8b --out DIR [--only SUBSTRING ...] [--layers N] [--sparse-weights]
@@ -234,7 +234,7 @@ def generate_real(size, out, bug=None, layers=None):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--real", choices=["8b", "70b", "405b"])
+    ap.add_argument("--real", choices=["8b", "70b", "405b", "dsv3"])
     ap.add_argument("--real-zoo", choices=sorted(REAL_DIMS))
     ap.add_argument("--real-plan", choices=sorted(NAMED_REAL_PLANS))
     ap.add_argument("--small-plan", choices=sorted(NAMED_SMALL_PLANS))
