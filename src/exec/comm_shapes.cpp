@@ -3,6 +3,7 @@
 #include <string>
 
 #include "common/errors.h"
+#include "ops/kernel_util.h"
 
 namespace onnx_tv::exec {
 
@@ -11,10 +12,7 @@ namespace {
 std::string name_of(const ir::CommOp& op) { return ir::comm_kind_name(op.kind); }
 
 int64_t norm_axis(const ir::CommOp& op, int64_t axis, int64_t rank, const char* what) {
-  if (axis < -rank || axis >= rank)
-    throw InputError(name_of(op) + ": " + what + " " + std::to_string(axis) +
-                     " is out of range for a tensor of rank " + std::to_string(rank));
-  return axis < 0 ? axis + rank : axis;
+  return ops::detail::normalize_axis(axis, rank, name_of(op) + ": " + what);
 }
 
 void require_same_shapes(const ir::CommOp& op, const std::vector<ir::Shape>& ins) {
