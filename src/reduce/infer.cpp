@@ -124,8 +124,9 @@ void run_comm(Inference& inf, const frontend::Plan& plan, const exec::Step& step
   for (const DimValue& v : ins) full_shapes.push_back(inf.dims.full_shape(v.dims));
   try {
     exec::comm_output_shapes(first.comm, full_shapes);
-  } catch (const InputError& e) {
-    throw InputError(here + ": " + e.what());
+  } catch (InputError& e) {
+    e.add_context(here);
+    throw;
   }
   for (size_t k = 1; k < ins.size(); ++k) {
     if (ins[k].dims.size() != ins[0].dims.size())
