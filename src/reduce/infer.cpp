@@ -6,7 +6,6 @@
 
 #include "common/errors.h"
 #include "common/memory_limit.h"
-#include "exec/comm_shapes.h"
 #include "frontend/binding_side.h"
 #include "reduce/infer.h"
 #include "reduce/micro_batches.h"
@@ -118,16 +117,12 @@ void run_comm(Inference& inf, const frontend::Plan& plan, const exec::Step& step
   std::vector<DimValue> ins;
   for (const auto& m : step.members)
     ins.push_back(value_of(inf.ranks[size_t(m.rank)], m.comm.data_input, here));
-  // The executor's check of the collective's shapes, at full size, before any dimension is
-  // tied: a plan it rejects is an input error in both modes.
+  // Members whose inputs differ in size are left to the check at full size, where the
+  // executor's check of the collective's shapes (exec/comm_shapes.h) accepts an uneven gather
+  // and rejects the rest. That check is not made here: with fewer ranks the group has fewer
+  // members than the full sizes were split over.
   std::vector<ir::Shape> full_shapes;
   for (const DimValue& v : ins) full_shapes.push_back(inf.dims.full_shape(v.dims));
-  try {
-    exec::comm_output_shapes(first.comm, full_shapes);
-  } catch (InputError& e) {
-    e.add_context(here);
-    throw;
-  }
   for (size_t k = 1; k < ins.size(); ++k) {
     if (ins[k].dims.size() != ins[0].dims.size())
       throw NotApplicable(here + ": the members' inputs have different ranks");
