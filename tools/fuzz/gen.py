@@ -7,10 +7,16 @@ low-precision constants, counts computed from constants, periodic tables, positi
 transcendental constants that nearly cancel.
 """
 import random
+from fractions import Fraction
+
+from onnx import numpy_helper
+
+from zoo.float_meaning import meaning
 
 from . import families
 from . import recipe as R
 from .gen_shapes import SHAPE_BUGS, ShapeSteps
+from .onnxb import CONST_TYPES, tensor
 
 UNARY = ["Exp", "Tanh", "Sigmoid", "Relu", "Neg", "Abs"]
 BINARY = ["Add", "Sub", "Mul", "Div"]
@@ -18,6 +24,16 @@ DTYPES = ["float16", "bfloat16", "float32", "float64"]
 # bugs a step may carry; lower.py says what each does
 BUGS = ["missing_collective", "wrong_scale", "wrong_offset", "swapped_pieces", "bias_per_rank",
         "count_poly", "mask_for_half", "clamp_positions", "trans_max", "wrong_collective"] + SHAPE_BUGS
+
+
+def denoting_type(dtype, count):
+    """`dtype`, or float32 where a constant 1/count written in `dtype` does not stand for 1/count
+    (plan-format section 1: bfloat16(1/1536) is its binary value 171/262144, so a mean written
+    with it is a different plan, off by 0.2%, which the float64 run can miss)."""
+    written = float(numpy_helper.to_array(tensor("c", 1.0 / count, dtype)))
+    if meaning(written, CONST_TYPES[dtype]) == Fraction(1, count):
+        return dtype
+    return "float32"
 
 
 class Gen(ShapeSteps):
@@ -206,6 +222,10 @@ class Gen(ShapeSteps):
             scale, st["scale"] = "mean", "mean"
             st["spec_form"] = "lit"
             st["spec_dtype"] = r.choice(["float16", "bfloat16"])
+        full = R.size(self.rec, dx[axis])
+        plan_count = full // self.rec["n"] if lx != "P" and R.shard_dim(lx) == axis else full
+        st["spec_dtype"] = denoting_type(st["spec_dtype"], full)
+        st["dtype"] = denoting_type(st["dtype"], plan_count)
         if scale == "mean":
             st["bug"] = self.maybe_bug("wrong_scale")
         elif scale == "half":
