@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "check/check.h"
+#include "check/printable_result.h"
 #include "check/report_json.h"
-#include "cli/safe_report.h"
-#include "cli/text_report.h"
+#include "check/report_text.h"
 #include "common/printable.h"
 #include "harness.h"
 #include "scratch_dir.h"
@@ -28,11 +28,11 @@ void check_case(const ScratchDir& dir) {
   const std::string spec = (dir.path() / "spec.onnx").string();
   const std::string shards = (dir.path() / "shards").string();
   check::CheckResult result = check::run(spec, shards, options);  // an InternalError propagates: a bug
-  // What the CLI does with the result must not fail either (cli/safe_report.h).
-  cli::make_printable(result);
+  // What the CLI does with the result must not fail either (check/printable_result.h).
+  check::make_printable(result);
   std::ostringstream text;
-  cli::print_report(text, result);
-  text << cli::summary_line(result) << check::to_json(result, printable(spec), printable(shards));
+  check::print_report(text, result);
+  text << check::summary_line(result) << check::to_json(result, printable(spec), printable(shards));
 }
 
 }  // namespace

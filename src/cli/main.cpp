@@ -11,11 +11,12 @@
 #include <vector>
 
 #include "check/check.h"
+#include "check/printable_result.h"
 #include "check/report_json.h"
+#include "check/report_text.h"
 #include "cli/eval_command.h"
 #include "cli/progress_bar.h"
 #include "cli/safe_report.h"
-#include "cli/text_report.h"
 #include "common/errors.h"
 #include "common/printable.h"
 
@@ -142,7 +143,7 @@ int run_check(const std::vector<std::string>& args) {
   }
   bar.clear();
   if (internal.empty()) {
-    onnx_tv::cli::make_printable(result);
+    onnx_tv::check::make_printable(result);
     std::string json;
     if (!json_path.empty()) {
       try {
@@ -153,8 +154,8 @@ int run_check(const std::vector<std::string>& args) {
     }
     if (internal.empty()) {
       if (!json_path.empty() && !write_file(json_path, json)) return kUsageExit;
-      onnx_tv::cli::print_report(std::cout, result);
-      std::cout << onnx_tv::cli::summary_line(result) << std::endl;
+      onnx_tv::check::print_report(std::cout, result);
+      std::cout << onnx_tv::check::summary_line(result) << std::endl;
       return int(result.verdict);
     }
   }

@@ -1,17 +1,9 @@
 #pragma once
-// What the CLI writes must never fail on what the input files hold, and a run that ends in an
-// internal error still leaves its --json report behind.
+// A run that ends in an internal error still leaves its --json report behind. (The result of
+// a check is made printable by check::make_printable, check/printable_result.h.)
 #include <string>
 
-#include "check/result.h"
-
 namespace onnx_tv::cli {
-
-// Passes every string of `r` through printable() (common/printable.h): names of nodes and
-// values come from the files and may be any bytes, which a JSON writer rejects and a terminal
-// obeys. Error messages are printable already (common/errors.h); the rest of the report is
-// made so here, before it is printed or written.
-void make_printable(check::CheckResult& r);
 
 // The --json report of a check that stopped on an internal error (exit code 4): the format of
 // docs/json-report.md with verdict "INTERNAL ERROR" and `message` saying what failed.

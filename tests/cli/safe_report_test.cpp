@@ -7,8 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "check/printable_result.h"
 #include "check/report_json.h"
-#include "cli/text_report.h"
+#include "check/report_text.h"
 
 namespace onnx_tv::cli {
 namespace {
@@ -28,7 +29,7 @@ TEST(SafeReport, NamesThatAreNotUtf8AreEscapedInTextAndJson) {
   // Before: the JSON writer throws on invalid UTF-8 (the CLI exited 4 with an empty report).
   EXPECT_THROW(check::to_json(r, "spec.onnx", "shards"), std::exception);
 
-  make_printable(r);
+  check::make_printable(r);
   const nlohmann::json j = nlohmann::json::parse(check::to_json(r, "spec.onnx", "shards"));
   EXPECT_EQ(j["warnings"][0], "rank output 'y\\xff' is bound by no binding");
   EXPECT_EQ(j["mismatch"]["spec_output"], "dw\\xc3");
@@ -37,7 +38,7 @@ TEST(SafeReport, NamesThatAreNotUtf8AreEscapedInTextAndJson) {
   EXPECT_TRUE(j["mismatch"]["witness"].contains("x\\xfe[0]"));
   EXPECT_EQ(j["reduction"]["dims"][0]["value"], "x\\xfe");
   std::ostringstream text;
-  print_report(text, r);
+  check::print_report(text, r);
   EXPECT_NE(text.str().find("node\\xff [MatMul]"), std::string::npos) << text.str();
   EXPECT_EQ(text.str().find('\x1b'), std::string::npos);
 }

@@ -1,8 +1,8 @@
-#include "cli/text_report.h"
+#include "check/report_text.h"
 
 #include <cstdio>
 
-namespace onnx_tv::cli {
+namespace onnx_tv::check {
 
 namespace {
 
@@ -12,7 +12,7 @@ std::string list(const std::vector<int64_t>& v) {
   return s + "]";
 }
 
-std::string region(const check::Mismatch& m) {
+std::string region(const Mismatch& m) {
   std::string s = "[";
   for (size_t d = 0; d < m.region_start.size(); ++d)
     s += (d ? ", " : "") + std::to_string(m.region_start[d]) + ":" +
@@ -20,14 +20,14 @@ std::string region(const check::Mismatch& m) {
   return s + "]";
 }
 
-std::string node_text(const check::NodeRef& n) {
+std::string node_text(const NodeRef& n) {
   std::string where = n.rank < 0 ? n.file : "rank " + std::to_string(n.rank) + " (" + n.file + ")";
   return n.node + " [" + n.op_type + "] in " + where + ", producing '" + n.output + "'";
 }
 
 // `proven`: the verdict is EQUIVALENT; otherwise the instance was only checked (a refutation
 // on it, or nothing decided).
-void print_reduction(std::ostream& out, const check::Reduction& red, bool proven) {
+void print_reduction(std::ostream& out, const Reduction& red, bool proven) {
   if (!red.requested) {
     out << "  shape reduction: off (--no-reduce); checked at full size\n";
     return;
@@ -66,18 +66,18 @@ void print_reduction(std::ostream& out, const check::Reduction& red, bool proven
 
 }  // namespace
 
-void print_report(std::ostream& out, const check::CheckResult& r) {
+void print_report(std::ostream& out, const CheckResult& r) {
   for (const auto& w : r.warnings) out << "warning: " << w << "\n";
-  out << check::verdict_name(r.verdict) << "\n";
+  out << verdict_name(r.verdict) << "\n";
   if (!r.message.empty()) out << "  " << r.message << "\n";
   // An UNKNOWN for want of reduction already gives the reason in its message.
-  if (r.verdict != check::Verdict::InputError &&
+  if (r.verdict != Verdict::InputError &&
       (r.reduction.not_applied.empty() || r.message.find(r.reduction.not_applied) == std::string::npos))
-    print_reduction(out, r.reduction, r.verdict == check::Verdict::Equivalent);
-  if (r.reduction.applied && r.mismatch && r.verdict == check::Verdict::NotEquivalent)
+    print_reduction(out, r.reduction, r.verdict == Verdict::Equivalent);
+  if (r.reduction.applied && r.mismatch && r.verdict == Verdict::NotEquivalent)
     out << "  (indices and witness below are in the reduced instance)\n";
-  if (!r.mismatch || r.verdict != check::Verdict::NotEquivalent) return;
-  const check::Mismatch& m = *r.mismatch;
+  if (!r.mismatch || r.verdict != Verdict::NotEquivalent) return;
+  const Mismatch& m = *r.mismatch;
   if (r.failing_outputs.size() > 1) {
     out << "  failing outputs: " << r.failing_outputs.size() << " (";
     for (size_t i = 0; i < r.failing_outputs.size() && i < 8; ++i)
@@ -102,17 +102,17 @@ void print_report(std::ostream& out, const check::CheckResult& r) {
   if (m.rank_node) out << "  first diverging operator, plan: " << node_text(*m.rank_node) << "\n";
 }
 
-std::string summary_line(const check::CheckResult& r) {
+std::string summary_line(const CheckResult& r) {
   char buf[512];
-  if (r.verdict == check::Verdict::InputError || r.verdict == check::Verdict::Unknown) {
-    std::snprintf(buf, sizeof buf, "%s: nothing is proven, %.2f s", check::verdict_name(r.verdict).c_str(),
+  if (r.verdict == Verdict::InputError || r.verdict == Verdict::Unknown) {
+    std::snprintf(buf, sizeof buf, "%s: nothing is proven, %.2f s", verdict_name(r.verdict).c_str(),
                   r.stats.seconds);
     return buf;
   }
   std::snprintf(buf, sizeof buf,
                 "%s: %lld ranks, %lld spec nodes, %lld rank nodes, %lld collectives, %lld "
                 "elements compared, largest polynomial %lld terms%s, %.2f s",
-                check::verdict_name(r.verdict).c_str(), (long long)r.stats.ranks,
+                verdict_name(r.verdict).c_str(), (long long)r.stats.ranks,
                 (long long)r.stats.spec_nodes, (long long)r.stats.rank_nodes,
                 (long long)r.stats.collectives, (long long)r.stats.elements_compared,
                 (long long)r.stats.max_terms, r.stats.staged ? " (stage-wise)" : "",
@@ -120,4 +120,4 @@ std::string summary_line(const check::CheckResult& r) {
   return buf;
 }
 
-}  // namespace onnx_tv::cli
+}  // namespace onnx_tv::check
