@@ -1,0 +1,448 @@
+"""ATen ops, as make_fx traces them, written as ONNX ops the prover reads.
+
+One function per ATen op (by its overload packet's name). Each gets the converter and the fx
+node, with the node's arguments already turned into ONNX value names (tensors) or left as Python
+values (scalars, sizes, dims), and returns the ONNX value name of the node's result (a list for
+ops with several results). Sizes come from the traced tensors' metadata, which are static: the
+exported programs have static shapes, as the prover needs.
+
+Torch's own ONNX exporter has no symbolic for backward ops; here the backward ops that matter
+are either written directly (slice_scatter, the softmax backward by decomposition) or come
+decomposed into forward ops by the decomposition table in _trace.py.
+"""
+import math
+import operator
+
+import numpy as np
+
+from ._onnx_graph import COMM_DOMAIN
+
+CONVERTERS = {}
+
+
+def converts(*names):
+    def register(fn):
+        for n in names:
+            CONVERTERS[n] = fn
+        return fn
+    return register
+
+
+class UnsupportedOp(Exception):
+    pass
+
+
+def _axis(d, rank):
+    return d + rank if d < 0 else d
+
+
+# ---- elementwise ----------------------------------------------------------------------------
+
+_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "lt": "Less", "le": "LessOrEqual",
+           "gt": "Greater", "ge": "GreaterOrEqual", "eq": "Equal"}
+
+
+@converts(*_BINARY)
+def _binary(c, n, a, b, alpha=1, rounding_mode=None):
+    op = n.target.overloadpacket.__name__.rstrip("_")
+    if rounding_mode is not None:
+        raise UnsupportedOp("div with rounding_mode=%r" % rounding_mode)
+    a, b = c.operand(n, a), c.operand(n, b)
+    if alpha != 1:
+        b = c.g.node("Mul", [b, c.scalar(n, alpha)], c.sub_name(n, "alpha"))
+    return c.g.node(_BINARY[op], [a, b], c.name(n))
+
+
+@converts("rsub")
+def _rsub(c, n, a, b, alpha=1):
+    a, b = c.operand(n, a), c.operand(n, b)
+    if alpha != 1:
+        a = c.g.node("Mul", [a, c.scalar(n, alpha)], c.sub_name(n, "alpha"))
+    return c.g.node("Sub", [b, a], c.name(n))
+
+
+_UNARY = {"neg": "Neg", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "reciprocal": "Reciprocal",
+          "sigmoid": "Sigmoid", "tanh": "Tanh", "cos": "Cos", "sin": "Sin", "relu": "Relu",
+          "abs": "Abs", "erf": "Erf"}
+
+
+@converts(*_UNARY)
+def _unary(c, n, x):
+    return c.g.node(_UNARY[n.target.overloadpacket.__name__.rstrip("_")], [x], c.name(n))
+
+
+@converts("rsqrt")
+def _rsqrt(c, n, x):
+    return c.g.node("Reciprocal", [c.g.node("Sqrt", [x], c.sub_name(n, "sqrt"))], c.name(n))
+
+
+@converts("pow")
+def _pow(c, n, x, e):
+    if not isinstance(e, (int, float)):
+        return c.g.node("Pow", [x, e], c.name(n))
+    if e == 2:
+        return c.g.node("Mul", [x, x], c.name(n))
+    if e == 1:
+        return c.alias(n, x)
+    if e == 0.5:
+        return c.g.node("Sqrt", [x], c.name(n))
+    if e == -1:
+        return c.g.node("Reciprocal", [x], c.name(n))
+    if e == -0.5:
+        return c.g.node("Reciprocal", [c.g.node("Sqrt", [x], c.sub_name(n, "sqrt"))], c.name(n))
+    return c.g.node("Pow", [x, c.scalar(n, e)], c.name(n))
+
+
+@converts("where")
+def _where(c, n, cond, a, b):
+    return c.g.node("Where", [cond, c.operand(n, a), c.operand(n, b)], c.name(n))
+
+
+@converts("masked_fill")
+def _masked_fill(c, n, x, mask, value):
+    return c.g.node("Where", [mask, c.operand(n, value), x], c.name(n))
+
+
+@converts("clone", "detach", "alias", "lift_fresh_copy", "contiguous", "lift_fresh")
+def _identity(c, n, x, *rest, **kw):
+    return c.alias(n, x)
+
+
+@converts("_to_copy", "to")
+def _to_copy(c, n, x, *rest, **kw):
+    src, dst = c.dtype(n.args[0]), c.dtype(n)
+    if src == dst:
+        return c.alias(n, x)
+    return c.g.node("Cast", [x], c.name(n), to=c.onnx_type(n))
+
+
+@converts("copy_", "copy")
+def _copy(c, n, dst, src, non_blocking=False):
+    """In-place copy: later uses of `dst` see `src` (make_fx points them at this node)."""
+    v = src
+    if c.dtype(n.args[1]) != c.dtype(n):
+        v = c.g.node("Cast", [v], c.sub_name(n, "cast"), to=c.onnx_type(n))
+    if tuple(c.shape(n.args[1])) != tuple(c.shape(n)):
+        v = c.g.node("Expand", [v, c.g.ints(c.shape(n))], c.sub_name(n, "expand"))
+    return c.alias(n, v)
+
+
+# ---- matrix products ------------------------------------------------------------------------
+
+@converts("mm", "bmm", "matmul")
+def _matmul(c, n, a, b):
+    return c.g.node("MatMul", [a, b], c.name(n))
+
+
+@converts("addmm")
+def _addmm(c, n, bias, a, b, beta=1, alpha=1):
+    if beta != 1 or alpha != 1:
+        raise UnsupportedOp("addmm with beta or alpha other than 1")
+    return c.g.node("Add", [c.g.node("MatMul", [a, b], c.sub_name(n, "mm")), bias], c.name(n))
+
+
+# ---- layout -----------------------------------------------------------------------------------
+
+def _transpose_to(c, n, x, perm):
+    if list(perm) == list(range(len(perm))):
+        return c.alias(n, x)
+    return c.g.node("Transpose", [x], c.name(n), perm=list(perm))
+
+
+@converts("t", "numpy_T")
+def _t(c, n, x):
+    r = len(c.shape(n))
+    return _transpose_to(c, n, x, list(reversed(range(r))))
+
+
+@converts("transpose")
+def _transpose(c, n, x, d0, d1):
+    r = len(c.shape(n))
+    perm = list(range(r))
+    d0, d1 = _axis(d0, r), _axis(d1, r)
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return _transpose_to(c, n, x, perm)
+
+
+@converts("permute")
+def _permute(c, n, x, dims):
+    r = len(c.shape(n))
+    return _transpose_to(c, n, x, [_axis(d, r) for d in dims])
+
+
+@converts("view", "_unsafe_view", "reshape", "flatten", "view_as", "reshape_as")
+def _reshape(c, n, x, *rest):
+    if tuple(c.shape(n.args[0])) == tuple(c.shape(n)):
+        return c.alias(n, x)
+    return c.g.node("Reshape", [x, c.g.ints(c.shape(n))], c.name(n))
+
+
+@converts("expand")
+def _expand(c, n, x, sizes, implicit=False):
+    if tuple(c.shape(n.args[0])) == tuple(c.shape(n)):
+        return c.alias(n, x)
+    return c.g.node("Expand", [x, c.g.ints(c.shape(n))], c.name(n))
+
+
+@converts("unsqueeze")
+def _unsqueeze(c, n, x, d):
+    return c.g.node("Unsqueeze", [x, c.g.ints([_axis(d, len(c.shape(n)))])], c.name(n))
+
+
+@converts("squeeze")
+def _squeeze(c, n, x, dims=None):
+    shape = c.shape(n.args[0])
+    if dims is None:
+        axes = [i for i, s in enumerate(shape) if s == 1]
+    else:
+        dims = dims if isinstance(dims, (list, tuple)) else [dims]
+        axes = [_axis(d, len(shape)) for d in dims if shape[_axis(d, len(shape))] == 1]
+    if not axes:
+        return c.alias(n, x)
+    return c.g.node("Squeeze", [x, c.g.ints(axes)], c.name(n))
+
+
+@converts("cat", "concat")
+def _cat(c, n, xs, dim=0):
+    r = len(c.shape(n))
+    xs = [x for x, src in zip(xs, n.args[0]) if math.prod(c.shape(src)) > 0 or len(xs) == 1]
+    if len(xs) == 1:
+        return c.alias(n, xs[0])
+    return c.g.node("Concat", list(xs), c.name(n), axis=_axis(dim, r))
+
+
+def _clamp_range(start, end, size):
+    start = 0 if start is None else start
+    end = size if end is None else end
+    start = max(0, min(size, start + size if start < 0 else start))
+    end = max(0, min(size, end + size if end < 0 else end))
+    return start, max(start, end)
+
+
+def _slice(c, n, x, dim, start, end, name, step=1):
+    r = len(c.shape(n.args[0]))
+    d = _axis(dim, r)
+    size = c.shape(n.args[0])[d]
+    start, end = _clamp_range(start, end, size)
+    if start == 0 and end == size and step == 1:
+        return c.alias(n, x) if name == c.name(n) else x
+    return c.g.node("Slice", [x, c.g.ints([start]), c.g.ints([end]), c.g.ints([d]),
+                              c.g.ints([step])], name)
+
+
+@converts("slice")
+def _slice_op(c, n, x, dim=0, start=None, end=None, step=1):
+    return _slice(c, n, x, dim, start, end, c.name(n), step)
+
+
+@converts("select")
+def _select(c, n, x, dim, index):
+    r = len(c.shape(n.args[0]))
+    d = _axis(dim, r)
+    i = index + c.shape(n.args[0])[d] if index < 0 else index
+    piece = c.g.node("Slice", [x, c.g.ints([i]), c.g.ints([i + 1]), c.g.ints([d])],
+                     c.sub_name(n, "slice"))
+    return c.g.node("Squeeze", [piece, c.g.ints([d])], c.name(n))
+
+
+@converts("split", "split_with_sizes")
+def _split(c, n, x, sizes, dim=0):
+    r = len(c.shape(n.args[0]))
+    d = _axis(dim, r)
+    total = c.shape(n.args[0])[d]
+    if isinstance(sizes, int):
+        sizes = [min(sizes, total - k) for k in range(0, total, sizes)]
+    if len(sizes) == 1:
+        return [c.alias(n, x)]
+    return c.g.node("Split", [x, c.g.ints(sizes)], c.name(n), outputs=len(sizes), axis=d)
+
+
+@converts("unbind")
+def _unbind(c, n, x, dim=0):
+    r = len(c.shape(n.args[0]))
+    d = _axis(dim, r)
+    k = c.shape(n.args[0])[d]
+    parts = c.g.node("Split", [x, c.g.ints([1] * k)], c.sub_name(n, "split"), outputs=k, axis=d)
+    parts = parts if k > 1 else [parts]
+    return [c.g.node("Squeeze", [p, c.g.ints([d])], c.sub_name(n, "squeeze")) for p in parts]
+
+
+@converts("slice_scatter")
+def _slice_scatter(c, n, base, src, dim=0, start=None, end=None, step=1):
+    """base with [start:end) along dim replaced by src: the pieces of base around it and src,
+    concatenated (the backward of a slice, with a zero base)."""
+    if step != 1:
+        raise UnsupportedOp("slice_scatter with step %d" % step)
+    shape = c.shape(n.args[0])
+    d = _axis(dim, len(shape))
+    start, end = _clamp_range(start, end, shape[d])
+    pieces = []
+    if start > 0:
+        pieces.append(c.g.node("Slice", [base, c.g.ints([0]), c.g.ints([start]), c.g.ints([d])],
+                               c.sub_name(n, "before")))
+    pieces.append(src)
+    if end < shape[d]:
+        pieces.append(c.g.node("Slice", [base, c.g.ints([end]), c.g.ints([shape[d]]),
+                                         c.g.ints([d])], c.sub_name(n, "after")))
+    if len(pieces) == 1:
+        return c.alias(n, src)
+    return c.g.node("Concat", pieces, c.name(n), axis=d)
+
+
+@converts("select_scatter")
+def _select_scatter(c, n, base, src, dim, index):
+    shape = c.shape(n.args[0])
+    d = _axis(dim, len(shape))
+    i = index + shape[d] if index < 0 else index
+    src = c.g.node("Unsqueeze", [src, c.g.ints([d])], c.sub_name(n, "unsqueeze"))
+    return _slice_scatter(c, n, base, src, d, i, i + 1)
+
+
+@converts("triu", "tril")
+def _trilu(c, n, x, diagonal=0):
+    upper = 1 if n.target.overloadpacket.__name__ == "triu" else 0
+    return c.g.node("Trilu", [x, c.g.ints(diagonal)], c.name(n), upper=upper)
+
+
+# ---- reductions and normalisations ------------------------------------------------------------
+
+def _dims(c, n, dims):
+    r = len(c.shape(n.args[0]))
+    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        return list(range(r))
+    dims = dims if isinstance(dims, (list, tuple)) else [dims]
+    return sorted(_axis(d, r) for d in dims)
+
+
+@converts("sum")
+def _sum(c, n, x, dims=None, keepdim=False, dtype=None):
+    if not c.shape(n.args[0]):
+        return c.alias(n, x)
+    return c.g.node("ReduceSum", [x, c.g.ints(_dims(c, n, dims))], c.name(n),
+                    keepdims=int(bool(keepdim)))
+
+
+@converts("mean")
+def _mean(c, n, x, dims=None, keepdim=False, dtype=None):
+    if not c.shape(n.args[0]):
+        return c.alias(n, x)
+    return c.g.node("ReduceMean", [x], c.name(n), axes=_dims(c, n, dims),
+                    keepdims=int(bool(keepdim)))
+
+
+@converts("amax")
+def _amax(c, n, x, dims=(), keepdim=False):
+    return c.g.node("ReduceMax", [x], c.name(n), axes=_dims(c, n, dims), keepdims=int(bool(keepdim)))
+
+
+@converts("_softmax", "softmax")
+def _softmax(c, n, x, dim, half_to_float=False):
+    return c.g.node("Softmax", [x], c.name(n), axis=_axis(dim, len(c.shape(n))))
+
+
+@converts("_log_softmax", "log_softmax")
+def _log_softmax(c, n, x, dim, half_to_float=False):
+    return c.g.node("LogSoftmax", [x], c.name(n), axis=_axis(dim, len(c.shape(n))))
+
+
+# ---- tensors made from sizes ----------------------------------------------------------------
+
+def _filled(c, n, value):
+    shape = c.shape(n)
+    dtype = c.dtype(n)
+    if math.prod(shape) <= 16:
+        return c.alias(n, c.g.const(np.full(shape, value, dtype), dtype))
+    return c.g.node("ConstantOfShape", [c.g.ints(shape)], c.name(n),
+                    value=_one_element(value, dtype))
+
+
+def _one_element(value, dtype):
+    from onnx import numpy_helper
+    return numpy_helper.from_array(np.asarray([value], dtype))
+
+
+@converts("empty", "new_empty", "empty_like")
+def _empty(c, n, *a, **kw):
+    """An uninitialised buffer may only be filled (copy_, a Recv): read, its value is unknown."""
+    for user in n.users:
+        name = getattr(getattr(user.target, "overloadpacket", None), "__name__", "")
+        if name not in ("copy_", "copy", "recv") or user.args[0] is not n:
+            raise UnsupportedOp("an uninitialised tensor (torch.empty) is read by '%s'" % user.name)
+    return _filled(c, n, 0)
+
+
+@converts("zeros", "new_zeros", "zeros_like")
+def _zeros(c, n, *a, **kw):
+    return _filled(c, n, 0)
+
+
+@converts("ones", "new_ones", "ones_like")
+def _ones(c, n, *a, **kw):
+    return _filled(c, n, 1)
+
+
+@converts("full", "new_full")
+def _full(c, n, *a, **kw):
+    value = a[1] if n.target.overloadpacket.__name__ == "full" else a[2]
+    return _filled(c, n, value)
+
+
+@converts("full_like")
+def _full_like(c, n, x, value, **kw):
+    return _filled(c, n, value)
+
+
+@converts("scalar_tensor")
+def _scalar_tensor(c, n, value, **kw):
+    return c.alias(n, c.g.const(np.asarray(value, c.dtype(n)), c.dtype(n)))
+
+
+@converts("arange")
+def _arange(c, n, *a, **kw):
+    nums = [v for v in a if isinstance(v, (int, float))]
+    start, end, step = (0, nums[0], 1) if len(nums) == 1 else \
+        (nums[0], nums[1], nums[2] if len(nums) > 2 else 1)
+    if not all(isinstance(v, int) for v in (start, end, step)):
+        raise UnsupportedOp("arange with non-integer bounds")
+    r = c.g.node("Range", [c.g.const(start, np.int64), c.g.const(end, np.int64),
+                           c.g.const(step, np.int64)], c.sub_name(n, "range")
+                 if c.dtype(n) != np.int64 else c.name(n))
+    if c.dtype(n) == np.int64:
+        return r
+    return c.g.node("Cast", [r], c.name(n), to=c.onnx_type(n))
+
+
+# ---- Python's own ops on the traced values ------------------------------------------------------
+
+def getitem(c, n, seq, index):
+    return seq[index]
+
+
+CONVERTERS[operator.getitem] = getitem
+
+
+# ---- collectives (onnx_tv domain, plan-format section 5) --------------------------------------
+
+def comm_node(c, n, op, inputs, **attrs):
+    return c.g.node(op, inputs, c.name(n), domain=COMM_DOMAIN, **attrs)
+
+
+# ---- in-place forms -----------------------------------------------------------------------------
+# make_fx records `g.div_(n)` as aten.div_ and points later uses of `g` at that node, so an
+# in-place op is its out-of-place op whose result replaces the tensor.
+
+@converts("zero_")
+def _zero_(c, n, x):
+    return _filled(c, n, 0)
+
+
+@converts("fill_")
+def _fill_(c, n, x, value):
+    if not isinstance(value, (int, float)):
+        return c.g.node("Expand", [value, c.g.ints(c.shape(n))], c.name(n))
+    return _filled(c, n, value)
+
+
+for _name in list(_BINARY) + list(_UNARY) + ["rsqrt", "pow", "masked_fill", "clamp_min"]:
+    if _name in CONVERTERS:
+        CONVERTERS[_name + "_"] = CONVERTERS[_name]

@@ -1,0 +1,266 @@
+"""A fake torch.distributed for tracing one rank of a plan in one process.
+
+Inside `fake_distributed(mesh, rank)`, torch.distributed's collectives, point-to-point calls and
+group queries are replaced by ones that act as rank `rank` of `mesh` would see them, and that
+record each collective as an onnx_tv op (_collectives.py). Unmodified training code (Megatron's
+mappings, a data-parallel gradient all-reduce, a pipeline stage's send/recv) then traces into
+the rank's program. The in-place calls of torch.distributed (all_reduce fills its argument) are
+kept in-place: the tensor receives the op's result by copy_, which the exporter reads as "from
+here on, this tensor is the result".
+"""
+import contextlib
+import itertools
+import math
+
+import torch
+import torch.distributed as dist
+
+from ._collectives import ops
+
+
+class Mesh:
+    """A device mesh: named axes and their sizes; ranks are row-major over the axes."""
+
+    def __init__(self, **axes):
+        if not axes:
+            raise ValueError("a mesh needs at least one axis, e.g. Mesh(dp=2, tp=2)")
+        self.axes = list(axes)
+        self.shape = [int(v) for v in axes.values()]
+        if any(s < 1 for s in self.shape):
+            raise ValueError("mesh sizes must be positive: %s" % axes)
+        self.size = math.prod(self.shape)
+
+    def coords(self, rank):
+        out = []
+        for s in reversed(self.shape):
+            out.append(rank % s)
+            rank //= s
+        return list(reversed(out))
+
+    def rank_of(self, coords):
+        r = 0
+        for c, s in zip(coords, self.shape):
+            r = r * s + c
+        return r
+
+    def axis_group(self, rank, axes):
+        """The ranks sharing `rank`'s coordinates off `axes`, row-major over `axes`."""
+        axes = [axes] if isinstance(axes, str) else list(axes)
+        idx = [self.axes.index(a) for a in axes]
+        base = self.coords(rank)
+        out = []
+        for vals in itertools.product(*[range(self.shape[i]) for i in idx]):
+            c = list(base)
+            for i, v in zip(idx, vals):
+                c[i] = v
+            out.append(self.rank_of(c))
+        return out
+
+    def axes_of_group(self, rank, ranks):
+        """The mesh axes whose group (for `rank`) is exactly `ranks`, in that order, or None."""
+        ranks = list(ranks)
+        for k in range(1, len(self.axes) + 1):
+            for axes in itertools.combinations(self.axes, k):
+                if self.axis_group(rank, axes) == ranks:
+                    return list(axes)
+        return None
+
+
+class FakeGroup:
+    """A process group: its global ranks in group order, and its mesh axes when it is one."""
+
+    def __init__(self, ranks, axes=None):
+        self.ranks = list(ranks)
+        self.axes = axes
+
+    def size(self):
+        return len(self.ranks)
+
+    def __repr__(self):
+        return "FakeGroup(%s)" % (self.axes or self.ranks)
+
+
+class _Work:
+    def wait(self, *a, **k):
+        return True
+
+    def is_completed(self):
+        return True
+
+
+class _World:
+    def __init__(self, mesh, rank):
+        self.mesh, self.rank = mesh, rank
+        self.world = FakeGroup(range(mesh.size), list(mesh.axes))
+
+    def group(self, g):
+        if g is None or g is dist.group.WORLD:
+            return self.world
+        if not isinstance(g, FakeGroup):
+            raise TypeError("a process group made outside onnx_tv.torch.fake_distributed: %r" % g)
+        if self.rank not in g.ranks:
+            raise ValueError("rank %d uses a group it is not in: %s" % (self.rank, g.ranks))
+        return g
+
+    def args(self, g):
+        g = self.group(g)
+        axes = g.axes if g.axes is not None else self.mesh.axes_of_group(self.rank, g.ranks)
+        return g.ranks, axes or []
+
+    def peer(self, peer):
+        """(peer, axis, offset): a peer one step along a single mesh axis is written rank-generic."""
+        a, b = self.mesh.coords(self.rank), self.mesh.coords(peer)
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        if len(diff) == 1:
+            return peer, self.mesh.axes[diff[0]], b[diff[0]] - a[diff[0]]
+        return peer, "", 0
+
+
+def _reduce_name(op):
+    if op is None or op == dist.ReduceOp.SUM:
+        return "sum"
+    if op == dist.ReduceOp.MAX:
+        return "max"
+    if op == dist.ReduceOp.MIN:
+        return "min"
+    raise ValueError("reduce op %s has no onnx_tv form (sum, max, min)" % op)
+
+
+def _patches(w):
+    def get_rank(group=None):
+        g = w.group(group)
+        return g.ranks.index(w.rank)
+
+    def get_world_size(group=None):
+        return w.group(group).size()
+
+    def new_group(ranks=None, *a, **k):
+        return w.world if ranks is None else FakeGroup(sorted(ranks))
+
+    def all_reduce(t, op=None, group=None, async_op=False):
+        ranks, axes = w.args(group)
+        t.copy_(ops.all_reduce(t, ranks, axes, _reduce_name(op)))
+        return _Work() if async_op else None
+
+    def all_gather_into_tensor(out, t, group=None, async_op=False):
+        ranks, axes = w.args(group)
+        out.copy_(ops.all_gather(t, ranks, axes, 0))
+        return _Work() if async_op else None
+
+    def all_gather(tensor_list, t, group=None, async_op=False):
+        ranks, axes = w.args(group)
+        full = ops.all_gather(t.unsqueeze(0), ranks, axes, 0)
+        for i, dst in enumerate(tensor_list):
+            dst.copy_(full[i])
+        return _Work() if async_op else None
+
+    def reduce_scatter_tensor(out, t, op=None, group=None, async_op=False):
+        ranks, axes = w.args(group)
+        out.copy_(ops.reduce_scatter(t, ranks, axes, 0, _reduce_name(op), ranks.index(w.rank)))
+        return _Work() if async_op else None
+
+    def all_to_all_single(out, t, output_split_sizes=None, input_split_sizes=None, group=None,
+                          async_op=False):
+        if output_split_sizes or input_split_sizes:
+            raise ValueError("all_to_all_single with uneven splits has no onnx_tv form yet")
+        ranks, axes = w.args(group)
+        out.copy_(ops.all_to_all(t, ranks, axes, 0, 0))
+        return _Work() if async_op else None
+
+    def broadcast(t, src, group=None, async_op=False):
+        ranks, axes = w.args(group)
+        t.copy_(ops.broadcast(t, ranks, axes, ranks.index(src)))
+        return _Work() if async_op else None
+
+    def send(t, dst, group=None, tag=0):
+        peer, axis, off = w.peer(dst)
+        ops.send(t, peer, axis, off, tag)
+
+    def recv(t, src=None, group=None, tag=0):
+        if src is None:
+            raise ValueError("recv from any source has no onnx_tv form: name the source rank")
+        peer, axis, off = w.peer(src)
+        t.copy_(ops.recv(t, peer, axis, off, tag))
+        return src
+
+    def isend(t, dst, group=None, tag=0):
+        send(t, dst, group, tag)
+        return _Work()
+
+    def irecv(t, src=None, group=None, tag=0):
+        recv(t, src, group, tag)
+        return _Work()
+
+    return {
+        "is_initialized": lambda: True, "is_available": lambda: True,
+        "get_rank": get_rank, "get_world_size": get_world_size, "new_group": new_group,
+        "barrier": lambda *a, **k: None, "all_reduce": all_reduce, "all_gather": all_gather,
+        "all_gather_into_tensor": all_gather_into_tensor, "_all_gather_base": all_gather_into_tensor,
+        "reduce_scatter_tensor": reduce_scatter_tensor, "_reduce_scatter_base": reduce_scatter_tensor,
+        "all_to_all_single": all_to_all_single, "broadcast": broadcast, "send": send,
+        "recv": recv, "isend": isend, "irecv": irecv,
+        "get_process_group_ranks": lambda g: list(w.group(g).ranks),
+    }
+
+
+_CURRENT = []
+
+
+@contextlib.contextmanager
+def fake_distributed(mesh, rank):
+    """torch.distributed as rank `rank` of `mesh` sees it, recording collectives for export."""
+    if not 0 <= rank < mesh.size:
+        raise ValueError("rank %d is outside the mesh of %d ranks" % (rank, mesh.size))
+    w = _World(mesh, rank)
+    saved = {name: getattr(dist, name, None) for name in _patches(w)}
+    for name, fn in _patches(w).items():
+        setattr(dist, name, fn)
+    _CURRENT.append(w)
+    try:
+        yield w
+    finally:
+        _CURRENT.pop()
+        for name, fn in saved.items():
+            if fn is None:
+                delattr(dist, name)
+            else:
+                setattr(dist, name, fn)
+
+
+def current_world():
+    return _CURRENT[-1] if _CURRENT else None
+
+
+def group(axes):
+    """The process group of the current fake rank along mesh axes (e.g. group("tp"))."""
+    w = current_world()
+    if w is None:
+        raise RuntimeError("onnx_tv.torch.group() is for use inside fake_distributed()")
+    axes = [axes] if isinstance(axes, str) else list(axes)
+    return FakeGroup(w.mesh.axis_group(w.rank, axes), axes)
+
+
+
+
+def shard(tensor, **dims):
+    """The current rank's piece of `tensor`: shard(x, dp=0) is chunk `dp-coordinate` of x's dim 0
+    over the mesh axis dp (several axes on one dim split it in mesh order, as DTensor does)."""
+    w = current_world()
+    if w is None:
+        raise RuntimeError("onnx_tv.torch.shard() is for use inside fake_distributed()")
+    coords = w.mesh.coords(w.rank)
+    region = [[0, n] for n in tensor.shape]
+    for a in w.mesh.axes:
+        if a in dims:
+            d = dims[a]
+            i = w.mesh.axes.index(a)
+            s, e = region[d]
+            if (e - s) % w.mesh.shape[i]:
+                raise ValueError("dim %d of size %d does not split into %d over '%s'"
+                                 % (d, e - s, w.mesh.shape[i], a))
+            size = (e - s) // w.mesh.shape[i]
+            region[d] = [s + coords[i] * size, s + (coords[i] + 1) * size]
+    unknown = set(dims) - set(w.mesh.axes)
+    if unknown:
+        raise ValueError("no mesh axis %s (the mesh has %s)" % (sorted(unknown), w.mesh.axes))
+    return tensor[tuple(slice(s, e) for s, e in region)].clone()
