@@ -69,10 +69,11 @@ class Attention(nn.Module):
     def forward(self, x):
         b, s, _ = x.shape
         hd = self.cfg.head_dim
-        q = apply_rope(self.wq(x).view(b, s, -1, hd), self.cos, self.sin)
-        k = apply_rope(self.wk(x).view(b, s, -1, hd), self.cos, self.sin)
+        cos, sin = self.cos[:s], self.sin[:s]  # positions 0..s-1, as Llama slices freqs_cis
+        q = apply_rope(self.wq(x).view(b, s, -1, hd), cos, sin)
+        k = apply_rope(self.wk(x).view(b, s, -1, hd), cos, sin)
         v = self.wv(x).view(b, s, -1, hd)
-        return self.wo(attention_core(q, k, v, self.mask, hd).reshape(b, s, -1))
+        return self.wo(attention_core(q, k, v, self.mask[:s, :s], hd).reshape(b, s, -1))
 
 
 class FeedForward(nn.Module):
@@ -199,3 +200,44 @@ class TPBlock(nn.Module):
         self.ffn = TPFeedForward(full.ffn, group)
 
     forward = Block.forward
+
+
+# ---- a two-stage pipeline: attention on the first stage, the FFN and the loss on the second ----
+
+class AttnStage(nn.Module):
+    def __init__(self, full: Block):
+        super().__init__()
+        self.attn_norm, self.attn = full.attn_norm, full.attn
+
+    def forward(self, x):
+        return x + self.attn(self.attn_norm(x))
+
+
+class FFNStage(nn.Module):
+    def __init__(self, full: Block):
+        super().__init__()
+        self.ffn_norm, self.ffn = full.ffn_norm, full.ffn
+
+    def forward(self, h):
+        return h + self.ffn(self.ffn_norm(h))
+
+
+def first_stage_step(model, x, y):
+    """Forward, send the activation on, receive its gradient back, finish the backward."""
+    h = model(x)
+    dist.send(h.detach(), dst=1)
+    grad_h = torch.empty_like(h)
+    dist.recv(grad_h, src=1)
+    h.backward(grad_h)
+    return None
+
+
+def last_stage_step(model, x, y):
+    """Receive the activation, compute the loss, send the activation's gradient back."""
+    h = torch.empty_like(x)
+    dist.recv(h, src=0)
+    h.requires_grad_()
+    loss = loss_fn(model(h), y)
+    loss.backward()
+    dist.send(h.grad, dst=0)
+    return loss

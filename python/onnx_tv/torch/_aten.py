@@ -345,6 +345,28 @@ def _log_softmax(c, n, x, dim, half_to_float=False):
     return c.g.node("LogSoftmax", [x], c.name(n), axis=_axis(dim, len(c.shape(n))))
 
 
+@converts("native_layer_norm")
+def _native_layer_norm(c, n, x, normalized_shape, weight, bias, eps):
+    """(y, mean, rstd) as torch returns them: the backward (decomposed by torch) reads mean and
+    rstd, so the forward is written out in the same terms rather than as LayerNormalization."""
+    r = len(c.shape(n.args[0]))
+    axes = list(range(r - len(normalized_shape), r))
+    g, name = c.g, c.name(n)
+    mean = g.node("ReduceMean", [x], name + "/mean", axes=axes, keepdims=1)
+    d = g.node("Sub", [x, mean], name + "/centred")
+    var = g.node("ReduceMean", [g.node("Mul", [d, d], name + "/square")], name + "/var",
+                 axes=axes, keepdims=1)
+    eps_c = g.const(eps, c.dtype(n.args[0]))
+    rstd = g.node("Reciprocal", [g.node("Sqrt", [g.node("Add", [var, eps_c], name + "/var_eps")],
+                                        name + "/std")], name + "/rstd")
+    y = g.node("Mul", [d, rstd], name)
+    if weight is not None:
+        y = g.node("Mul", [y, weight], name + "/weight")
+    if bias is not None:
+        y = g.node("Add", [y, bias], name + "/bias")
+    return [y, mean, rstd]
+
+
 # ---- tensors made from sizes ----------------------------------------------------------------
 
 def _filled(c, n, value):
@@ -361,7 +383,7 @@ def _one_element(value, dtype):
     return numpy_helper.from_array(np.asarray([value], dtype))
 
 
-@converts("empty", "new_empty", "empty_like")
+@converts("empty", "new_empty", "empty_like", "empty_strided", "new_empty_strided")
 def _empty(c, n, *a, **kw):
     """An uninitialised buffer may only be filled (copy_, a Recv): read, its value is unknown."""
     for user in n.users:
@@ -403,13 +425,32 @@ def _arange(c, n, *a, **kw):
     start, end, step = (0, nums[0], 1) if len(nums) == 1 else \
         (nums[0], nums[1], nums[2] if len(nums) > 2 else 1)
     if not all(isinstance(v, int) for v in (start, end, step)):
-        raise UnsupportedOp("arange with non-integer bounds")
+        return constant_result(c, n)
     r = c.g.node("Range", [c.g.const(start, np.int64), c.g.const(end, np.int64),
                            c.g.const(step, np.int64)], c.sub_name(n, "range")
                  if c.dtype(n) != np.int64 else c.name(n))
     if c.dtype(n) == np.int64:
         return r
     return c.g.node("Cast", [r], c.name(n), to=c.onnx_type(n))
+
+
+_RANDOM = {"rand", "randn", "randint", "randperm", "normal", "bernoulli", "native_dropout",
+           "dropout", "rand_like", "randn_like", "randint_like", "uniform", "exponential"}
+
+
+def constant_result(c, n, *args, **kwargs):
+    """An op that reads no tensor (eye, arange over floats, linspace): its value, computed by
+    torch, is a constant of the program. Random ops are refused: a sample is no constant of
+    the model (turn dropout off, model.eval() or p=0, for the check)."""
+    name = n.target.overloadpacket.__name__
+    if name in _RANDOM:
+        raise UnsupportedOp("a random op (%s): export with dropout and other sampling off" % name)
+    value = n.target(*n.args, **n.kwargs).detach().numpy()
+    return c.alias(n, c.g.const(value, value.dtype))
+
+
+def reads_no_tensor(n):
+    return not n.all_input_nodes
 
 
 # ---- Python's own ops on the traced values ------------------------------------------------------

@@ -135,6 +135,8 @@ class Converter:
         fn = _aten.CONVERTERS.get(_key(n))
         where = "%s (traced node '%s', module '%s')" % (
             _key(n), n.name, n.meta.get(SCOPE, "") or "/")
+        if fn is None and _aten.reads_no_tensor(n) and hasattr(n.target, "overloadpacket"):
+            fn = _aten.constant_result
         if fn is None:
             raise ExportError("no ONNX form for the ATen op %s" % where)
         args = [self._value(a) for a in n.args]
