@@ -5,8 +5,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
+#include "cli/options.h"
 #include "common/errors.h"
 #include "common/printable.h"
 #include "eval/compare.h"
@@ -110,17 +112,13 @@ int run_eval(const std::vector<std::string>& args) {
   std::string model, inputs, expected, out_dir;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    auto value = [&](std::string& dst) {
-      if (i + 1 >= args.size()) return false;
-      dst = args[++i];
-      return true;
-    };
-    if (a == "--inputs") {
-      if (!value(inputs)) return usage("--inputs needs a folder");
-    } else if (a == "--expected") {
-      if (!value(expected)) return usage("--expected needs a folder");
-    } else if (a == "--out") {
-      if (!value(out_dir)) return usage("--out needs a folder");
+    if (a == "--help" || a == "-h") {
+      std::cout << kEvalUsage;
+      return 0;
+    } else if (a == "--inputs" || a == "--expected" || a == "--out") {
+      const std::optional<std::string> v = option_value(args, i);
+      if (!v) return usage(missing_value(args, i, "a folder"));
+      (a == "--inputs" ? inputs : a == "--expected" ? expected : out_dir) = *v;
     } else if (a.rfind("--", 0) == 0) {
       return usage("unknown option '" + a + "'");
     } else if (model.empty()) {
@@ -149,9 +147,13 @@ int run_conformance(const std::vector<std::string>& args) {
   std::string command = "onnx-tv conformance";
   for (size_t i = 0; i < args.size(); ++i) {
     command += " " + args[i];
-    if (args[i] == "--table") {
-      if (i + 1 >= args.size()) return usage("--table needs a file name");
-      table = args[++i];
+    if (args[i] == "--help" || args[i] == "-h") {
+      std::cout << kEvalUsage;
+      return 0;
+    } else if (args[i] == "--table") {
+      const std::optional<std::string> v = option_value(args, i);
+      if (!v) return usage(missing_value(args, i, "a file name"));
+      table = *v;
       command += " " + table;
     } else if (args[i].rfind("--", 0) == 0) {
       return usage("unknown option '" + args[i] + "'");

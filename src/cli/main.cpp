@@ -15,6 +15,7 @@
 #include "check/report_json.h"
 #include "check/report_text.h"
 #include "cli/eval_command.h"
+#include "cli/options.h"
 #include "cli/progress_bar.h"
 #include "cli/safe_report.h"
 #include "common/errors.h"
@@ -31,6 +32,7 @@ const char* kUsage =
     "                    [--jobs N]\n"
     "       onnx-tv eval MODEL.onnx --inputs DIR [--expected DIR] [--out DIR]\n"
     "       onnx-tv conformance [DATA_DIR] [--table FILE.md]\n"
+    "       onnx-tv --help | --version\n"
     "\n"
     "Proves that the per-rank ONNX programs in SHARDS_DIR compute what SPEC.onnx computes.\n"
     "Exit codes: 0 EQUIVALENT, 1 NOT EQUIVALENT, 2 input error, 3 UNKNOWN, 4 internal error.\n"
@@ -46,6 +48,8 @@ const char* kUsage =
     "                  the machine's memory)\n"
     "  --jobs N        prove up to N independent instances at once (the counts of fewer\n"
     "                  ranks and micro-batches; default 1)\n"
+    "  -h, --help      print this help and exit\n"
+    "  --version       print onnx-tv's version and exit\n"
     "\n"
     "eval runs MODEL.onnx on the tensors input_0.pb, input_1.pb, ... in DIR with the prover's\n"
     "op semantics (exact where rational) and prints its outputs, compares them with the\n"
@@ -80,15 +84,27 @@ int usage_error(const std::string& msg) {
   return kUsageExit;
 }
 
+// ONNX_TV_VERSION is the CMake project version, defined for this target only.
+int print_version() {
+  std::cout << "onnx-tv " << ONNX_TV_VERSION << "\n";
+  return 0;
+}
+
 int run_check(const std::vector<std::string>& args) {
   std::string spec, shards, json_path;
   bool progress = isatty(STDERR_FILENO);
   onnx_tv::check::CheckOptions options;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--json") {
-      if (++i >= args.size()) return usage_error("--json needs a file name");
-      json_path = args[i];
+    if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+      return 0;
+    } else if (a == "--version") {
+      return print_version();
+    } else if (a == "--json") {
+      const std::optional<std::string> v = onnx_tv::cli::option_value(args, i);
+      if (!v) return usage_error(onnx_tv::cli::missing_value(args, i, "a file name"));
+      json_path = *v;
     } else if (a == "--no-progress") {
       progress = false;
     } else if (a == "--no-reduce") {
@@ -96,18 +112,23 @@ int run_check(const std::vector<std::string>& args) {
     } else if (a == "--no-stages") {
       options.stages = false;
     } else if (a == "--seed") {
-      if (++i >= args.size()) return usage_error("--seed needs a number");
+      const std::optional<std::string> v = onnx_tv::cli::option_value(args, i);
+      if (!v) return usage_error(onnx_tv::cli::missing_value(args, i, "a number"));
       try {
-        options.witness_seed = std::stoull(args[i]);
+        size_t used = 0;
+        options.witness_seed = std::stoull(*v, &used);
+        if (used != v->size() || v->front() == '-') throw std::invalid_argument(*v);
       } catch (...) {
-        return usage_error("--seed needs a number, not '" + args[i] + "'");
+        return usage_error("--seed needs a number, not '" + *v + "'");
       }
     } else if (a == "--max-elements" || a == "--jobs" || a == "--max-memory") {
-      const std::optional<double> n = ++i < args.size() ? positive(args[i]) : std::nullopt;
       const bool whole = a == "--max-elements" || a == "--jobs";
+      const std::string what = std::string("a positive ") + (whole ? "whole " : "") + "number";
+      const std::optional<std::string> v = onnx_tv::cli::option_value(args, i);
+      if (!v) return usage_error(onnx_tv::cli::missing_value(args, i, what));
+      const std::optional<double> n = positive(*v);
       if (!n || (whole && *n != double(int64_t(*n))) || (a == "--jobs" && *n > 1024))
-        return usage_error(a + " needs a positive " + (whole ? "whole " : "") + "number" +
-                           (i < args.size() ? ", not '" + args[i] + "'" : std::string()));
+        return usage_error(a + " needs " + what + ", not '" + *v + "'");
       if (a == "--max-elements") options.max_elements = int64_t(*n);
       if (a == "--jobs") options.jobs = int(*n);
       if (a == "--max-memory") options.max_memory = size_t(*n * double(1ull << 30));  // GB
@@ -176,6 +197,7 @@ int main(int argc, char** argv) {
     std::cout << kUsage;
     return args.empty() ? kUsageExit : 0;
   }
+  if (args[0] == "--version") return print_version();
   try {
     if (args[0] == "check") return run_check({args.begin() + 1, args.end()});
     if (args[0] == "eval") return onnx_tv::cli::run_eval({args.begin() + 1, args.end()});
