@@ -1,6 +1,7 @@
 #include "check/bindings.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -29,6 +30,33 @@ struct ProgramNames {
     for (const auto& node : g.nodes) produced.insert(node.outputs.begin(), node.outputs.end());
   }
 };
+
+// A spec input without static sizes, saying which dimensions are symbolic and what to do:
+// exporters write dynamic axes as symbolic dimensions (dim_param), and nothing in a plan gives
+// a spec input's sizes (the spec's inputs are where every size comes from).
+[[noreturn]] void throw_no_static_shape(const ir::Graph& spec, const std::string& name,
+                                        const std::string& message) {
+  const ir::ValueInfo* vi = find_info(spec.inputs, name);
+  if (!vi || !vi->shape) {
+    InputError e(message + ": it declares no shape");
+    e.add_hint("export the spec with the shapes of its inputs");
+    throw e;
+  }
+  std::string dims;
+  size_t count = 0;
+  for (size_t d = 0; d < vi->shape->size(); ++d) {
+    const ir::Dim& dim = (*vi->shape)[d];
+    if (dim.size) continue;
+    dims += (count++ ? ", " : "") + std::to_string(d) +
+            (dim.symbol.empty() ? " (no size)" : " ('" + dim.symbol + "')");
+  }
+  InputError e(message + ": dimension" + (count > 1 ? "s " : " ") + dims +
+               (count > 1 ? " are" : " is") + " symbolic, and onnx-tv cannot resolve a spec "
+               "input's symbolic size");
+  e.add_hint("export the spec with static shapes (no dynamic axes), or give the size as the "
+             "dimension's dim_value in the model");
+  throw e;
+}
 
 ir::DType declared_dtype(const ir::Graph& g, const std::string& name) {
   if (auto* vi = find_info(g.inputs, name)) return vi->dtype;
@@ -96,6 +124,19 @@ std::optional<ir::Shape> static_shape(const ir::Graph& g, const std::string& nam
 
 BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan,
                            size_t memory_bytes) {
+  // Said on its own: otherwise the first rank input met is "not bound", which reads as one
+  // binding missing, not as bindings never written or written where onnx-tv does not look.
+  if (plan.bindings.empty()) {
+    const bool manifest = std::filesystem::exists(std::filesystem::path(plan.dir) / "plan.json");
+    throw InputError(
+        plan.dir + ": no bindings found (" +
+        (manifest ? "plan.json has none" : "there is no plan.json") +
+        ", and no rank program has metadata \"onnx_tv.bindings\"); bindings relate each rank's "
+        "inputs and outputs to the spec's values (plan-format section 3): write them in " +
+        (std::filesystem::path(plan.dir) / "plan.json").string() +
+        " under \"bindings\", or in each rank model's metadata_props under the key "
+        "\"onnx_tv.bindings\"");
+  }
   BoundPlan out;
   std::unordered_map<const ir::Graph*, ProgramNames> names;
   for (const auto& b : plan.bindings) {
@@ -131,8 +172,8 @@ BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan,
     if (is_input) {
       auto shape = static_shape(spec, b.spec);
       if (!shape)
-        throw InputError(b.origin + ": spec input '" + b.spec + "' has no static shape in " +
-                         spec.file);
+        throw_no_static_shape(spec, b.spec, b.origin + ": spec input '" + b.spec +
+                                                "' has no static shape in " + spec.file);
         // resolve_region's errors name the binding's origin already.
       rb.region = frontend::resolve_region(b, plan.mesh, *shape);
       (void)rank_value_shape(g, rb);  // up front: no later phase meets a region of another shape
@@ -149,8 +190,9 @@ exec::Env spec_inputs(solver::Context& ctx, const ir::Graph& spec, const BoundPl
     if (spec.initializers.count(vi.name)) continue;
     auto shape = static_shape(spec, vi.name);
     if (!shape)
-      throw InputError(spec.file + ": graph input '" + vi.name +
-                       "' has no static shape; onnx-tv needs the sizes of the spec's inputs");
+      throw_no_static_shape(spec, vi.name, spec.file + ": graph input '" + vi.name +
+                                               "' has no static shape; onnx-tv needs the sizes "
+                                               "of the spec's inputs");
     env.values[vi.name] = symbols(ctx, vi.dtype, *shape, vi.name);
   }
   for (const auto& [name, c] : spec.initializers) {

@@ -22,6 +22,9 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& what);
   // Prepends "context: " to the message, innermost context last.
   void add_context(const std::string& context);
+  // Appends "; hint: <hint>": what the user can likely do about it, once the message says
+  // what is wrong and where.
+  void add_hint(const std::string& hint);
   const char* what() const noexcept override { return message_.c_str(); }
   const std::string& message() const { return message_; }
 

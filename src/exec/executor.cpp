@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 
 #include "common/memory_limit.h"
 #include "common/errors.h"
@@ -59,6 +60,18 @@ void run_one(solver::Context& ctx, const ir::Graph& g, Env& env, size_t i,
   store(env, node, i, std::move(outs));
 }
 
+// A collective or Send/Recv written outside the domains that hold them is an op the kernels do
+// not know; exporters and hand-written plans often leave it in the default domain, so the
+// message says where it belongs.
+void hint_misplaced_collective(Error& e, const ir::Node& node) {
+  static const char* const names[] = {"AllReduce", "AllGather", "ReduceScatter", "AllToAll",
+                                      "Broadcast", "Send",      "Recv"};
+  if (std::find(std::begin(names), std::end(names), node.op_type) == std::end(names)) return;
+  if (frontend::is_comm_op(node) || ops::schema_of(node)) return;  // not a failed op lookup
+  e.add_hint("collectives and Send/Recv belong to domain \"onnx_tv\" (plan-format section 5), "
+             "not '" + (node.domain.empty() ? std::string("ai.onnx") : node.domain) + "'");
+}
+
 }  // namespace
 
 void run_graph(solver::Context& ctx, const ir::Graph& g, Env& env, const RunLimits& limits,
@@ -79,7 +92,13 @@ void run_plan(solver::Context& ctx, const frontend::Plan& plan, const LinkedPlan
   for (const Step& step : linked.steps) {
     if (step.kind == Step::Kind::Node) {
       const auto& m = step.members[0];
-      run_one(ctx, plan.program_of(m.rank), envs[m.rank], m.node_index, limits, hook);
+      const ir::Graph& g = plan.program_of(m.rank);
+      try {
+        run_one(ctx, g, envs[m.rank], m.node_index, limits, hook);
+      } catch (Unsupported& e) {
+        hint_misplaced_collective(e, g.nodes[m.node_index]);
+        throw;
+      }
     } else {
       std::vector<const ir::Tensor*> ins;
       for (const auto& m : step.members) {

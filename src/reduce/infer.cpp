@@ -19,9 +19,14 @@ std::vector<int64_t> static_dims(const ProgramDims& p, const ir::ValueInfo& vi) 
   std::vector<int64_t> out;
   if (!vi.shape) throw NotApplicable(p.label + ": graph input '" + vi.name + "' has no declared shape");
   for (const auto& d : *vi.shape) {
-    if (!d.size)
-      throw NotApplicable(p.label + ": graph input '" + vi.name + "' has a symbolic dimension '" +
-                         d.symbol + "'");
+    if (!d.size) {
+      NotApplicable e(p.label + ": graph input '" + vi.name + "' has a symbolic dimension '" +
+                      d.symbol + "'");
+      // Reduction needs every input's size; checking at full size may then be out of reach.
+      e.add_hint("export the program with static shapes (no dynamic axes), or give the size as "
+                 "the dimension's dim_value, to have the plan proven on a reduced instance");
+      throw e;
+    }
     out.push_back(*d.size);
   }
   return out;
