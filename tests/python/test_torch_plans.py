@@ -120,6 +120,107 @@ class Plans(unittest.TestCase):
         self.assert_located(r, "/attn/")
 
 
+class SequenceParallelMLP(torch.nn.Module):
+    """Megatron's sequence parallelism: activations split along the sequence (dim 0) between
+    the blocks, scaled by a replicated weight `s` (as a norm's), all-gathered into a
+    column-parallel linear and reduce-scattered out of a row-parallel one; or, with
+    `gather_output`, on whole activations with the column-parallel output all-gathered along the
+    last dim and the second linear replicated."""
+
+    def __init__(self, full, group, gather_output=False):
+        super().__init__()
+        n, r = dist.get_world_size(group), dist.get_rank(group)
+        rows = full.w1.weight.shape[0] // n
+        self.group, self.gather_output = group, gather_output
+        self.s = full.s
+        self.w1 = torch.nn.Linear(1, 1, bias=False)
+        self.w1.weight = torch.nn.Parameter(full.w1.weight.detach()[r * rows:(r + 1) * rows].clone())
+        self.w2 = torch.nn.Linear(1, 1, bias=False)
+        w2 = full.w2.weight.detach()
+        self.w2.weight = torch.nn.Parameter(
+            w2.clone() if gather_output else w2[:, r * rows:(r + 1) * rows].clone())
+
+    def forward(self, x):
+        from onnx_tv.torch import regions
+        if self.gather_output:
+            h = torch.tanh(self.w1(regions.copy_to_region(x * self.s, self.group)))
+            return self.w2(regions.gather_from_region(h, self.group))
+        full = regions.gather_from_sequence_region(x * self.s, self.group)
+        out = self.w2(torch.tanh(self.w1(full)))
+        return regions.reduce_scatter_to_sequence_region(out, self.group)
+
+
+def sp_step(all_reduce_norm_grad=True):
+    """Each rank's loss is the mean over its part of the sequence divided by the group's size
+    (as Megatron scales the loss under context parallelism), so the ranks' losses sum to the
+    whole mean: Plan(loss="sum")."""
+    def step(model, x, y):
+        loss = torch.nn.functional.mse_loss(model(x), y) / dist.get_world_size(model.group)
+        loss.backward()
+        if all_reduce_norm_grad:  # Megatron all-reduces sequence-parallel weights' gradients
+            dist.all_reduce(model.s.grad, group=model.group)
+        return loss
+    return step
+
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.s = torch.nn.Parameter(torch.ones(8))
+        self.w1 = torch.nn.Linear(8, 16, bias=False)
+        self.w2 = torch.nn.Linear(16, 8, bias=False)
+
+    def forward(self, x):
+        return self.w2(torch.tanh(self.w1(x * self.s)))
+
+
+class Regions(unittest.TestCase):
+    def setUp(self):
+        torch.manual_seed(0)
+        self.x, self.y = torch.randn(4, 2, 8), torch.randn(4, 2, 8)
+        self.tmp = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def run_plan(self, sequence, step=None, **kw):
+        plan = ott.Plan(MLP(), torch.nn.functional.mse_loss, (self.x,), (self.y,),
+                        mesh=ott.Mesh(tp=2), loss="sum" if sequence else "mean")
+        for _ in plan.ranks():
+            model = SequenceParallelMLP(plan.model, ott.group("tp"), **kw)
+            if sequence:
+                plan.add_rank(model, (ott.shard(self.x, tp=0),), (ott.shard(self.y, tp=0),),
+                              step=step)
+            else:
+                plan.add_rank(model, (self.x,), (self.y,), step=step)
+        spec, shards = plan.write(self.tmp.name)
+        return onnx_tv.check(spec, shards)
+
+    def test_sequence_parallel(self):
+        r = self.run_plan(True, sp_step())
+        self.assertEqual(r.verdict, "EQUIVALENT", r.text)
+
+    def test_gathered_column_output(self):
+        r = self.run_plan(False, gather_output=True)
+        self.assertEqual(r.verdict, "EQUIVALENT", r.text)
+
+    def test_sequence_parallel_local_mean_loss(self):
+        """Each rank's mean over its half of the sequence, unscaled: every gradient doubles."""
+        def step(model, x, y):
+            loss = torch.nn.functional.mse_loss(model(x), y)
+            loss.backward()
+            dist.all_reduce(model.s.grad, group=model.group)
+            return loss
+        r = self.run_plan(True, step)
+        self.assertEqual(r.verdict, "NOT EQUIVALENT", r.text)
+        self.assertIn("w1.weight.grad", r.report["failing_outputs"], r.text)
+
+    def test_sequence_parallel_weight_gradient_not_all_reduced(self):
+        r = self.run_plan(True, sp_step(all_reduce_norm_grad=False))
+        self.assertEqual(r.verdict, "NOT EQUIVALENT", r.text)
+        self.assertEqual(r.report["failing_outputs"], ["s.grad"], r.text)
+
+
 class Bindings(unittest.TestCase):
     def test_piece_that_is_no_block_asks_for_a_placement(self):
         torch.manual_seed(0)

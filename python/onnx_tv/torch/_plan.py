@@ -77,7 +77,7 @@ class Plan:
         prog, info = step_program(model, inputs, targets,
                                   loss_fn=None if step else self.loss_fn, step=step,
                                   input_names=self.input_names, target_names=self.target_names,
-                                  graph_name="rank%d" % rank)
+                                  graph_name=type(model).__name__)
         placements = dict(placements or {})
         for kind, held in (("parameter", info.params), ("input", info.inputs)):
             for name, piece in held.items():
