@@ -88,6 +88,31 @@ class Plans(unittest.TestCase):
         r = self.check(self.tp_dp(dp_step()))
         self.assertEqual(r.verdict, "EQUIVALENT", r.text)
 
+    def test_groups_from_new_group(self):
+        """Groups made as Megatron's initialize_model_parallel makes them (every rank creates
+        every group, keeps its own) are written by mesh axis, so all ranks share one program."""
+        plan = ott.Plan(self.full, L.loss_fn, (self.x,), (self.y,), mesh=ott.Mesh(dp=2, tp=2))
+        for rank in plan.ranks():
+            tp_groups = [dist.new_group([0, 1]), dist.new_group([2, 3])]
+            dp_groups = [dist.new_group([0, 2]), dist.new_group([1, 3])]
+            tp = tp_groups[rank // 2]
+            dp = dp_groups[rank % 2]
+
+            def step(model, x, y, dp=dp):
+                loss = L.loss_fn(model(x), y)
+                loss.backward()
+                for p in model.parameters():
+                    dist.all_reduce(p.grad, group=dp)
+                    p.grad /= dist.get_world_size(dp)
+                return loss
+            x = self.x[2 * (rank // 2):2 * (rank // 2) + 2]
+            y = self.y[2 * (rank // 2):2 * (rank // 2) + 2]
+            plan.add_rank(L.TPBlock(plan.model, tp), (x,), (y,), step=step)
+        r = self.check(plan)
+        self.assertEqual(r.verdict, "EQUIVALENT", r.text)
+        with open(os.path.join(self.tmp.name, "shards", "plan.json")) as f:
+            self.assertEqual(len(json.load(f)["programs"]), 1)
+
     def test_pipeline_two_stages(self):
         plan = ott.Plan(self.full, L.loss_fn, (self.x,), (self.y,), mesh=ott.Mesh(pp=2))
         for rank in plan.ranks():
