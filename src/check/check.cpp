@@ -17,6 +17,7 @@
 #include "check/bindings.h"
 #include "check/counted_replicas.h"
 #include "check/counted_sums.h"
+#include "check/full_size.h"
 #include "common/limits.h"
 #include "exec/executor.h"
 #include "exec/linker.h"
@@ -199,6 +200,7 @@ void copy_reduction(Reduction& out, const reduce::Reduced& r) {
   out.reduced_elements = r.reduced_elements;
   out.kept_full = r.kept_full;
   out.dims = r.dims;
+  out.other_dims = r.other_dims;
 }
 
 exec::RunLimits run_limits(const CheckOptions& o) {
@@ -655,6 +657,7 @@ CheckResult run(const std::string& spec_path, const std::string& shards_dir,
   CheckResult res;
   try {
     run_pipeline(res, spec_path, shards_dir, options);
+    if (res.mismatch) name_at_full_size(*res.mismatch, res.reduction);
   } catch (const InternalError& e) {
     throw;  // a bug in onnx-tv: the caller reports it as such
   } catch (const Unsupported& e) {

@@ -35,6 +35,7 @@ void make_printable(CheckResult& r) {
     for (WitnessEntry& w : m.witness) {
       fix(w.symbol);
       fix(w.value);
+      fix(w.full_symbol);
     }
     fix(m.spec_node);
     fix(m.rank_node);
@@ -45,9 +46,11 @@ void make_printable(CheckResult& r) {
   fix(red.fewer_ranks);
   fix(red.fewer_rank_axes);
   fix(red.fewer_micro_batches);
-  for (reduce::ReducedDim& d : red.dims) {
-    fix(d.value);
-    for (reduce::ReducedFactor& f : d.factors) fix(f.why);
+  for (auto* dims : {&red.dims, &red.other_dims}) {
+    for (reduce::ReducedDim& d : *dims) {
+      fix(d.value);
+      for (reduce::ReducedFactor& f : d.factors) fix(f.why);
+    }
   }
 }
 

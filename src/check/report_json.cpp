@@ -37,6 +37,14 @@ std::string to_json(const CheckResult& r, const std::string& spec_path,
     nlohmann::json w = nlohmann::json::object();
     for (const auto& e : m.witness) w[e.symbol] = e.value;
     mj["witness"] = w;
+    // Added with the reduction's full-size positions; absent where none is known.
+    nlohmann::json full = nlohmann::json::object();
+    if (r.reduction.applied && m.full_element) full["element"] = *m.full_element;
+    nlohmann::json fw = nlohmann::json::object();
+    for (const auto& e : m.witness)
+      if (r.reduction.applied && !e.full_symbol.empty()) fw[e.symbol] = e.full_symbol;
+    if (!fw.empty()) full["witness"] = fw;
+    if (!full.empty()) mj["full_size"] = full;
     mj["spec_value"] = m.spec_number;
     mj["plan_value"] = m.plan_number;
     mj["spec_expression"] = m.spec_expr;

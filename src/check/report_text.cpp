@@ -74,10 +74,19 @@ void print_report(std::ostream& out, const CheckResult& r) {
   if (r.verdict != Verdict::InputError &&
       (r.reduction.not_applied.empty() || r.message.find(r.reduction.not_applied) == std::string::npos))
     print_reduction(out, r.reduction, r.verdict == Verdict::Equivalent);
-  if (r.reduction.applied && r.mismatch && r.verdict == Verdict::NotEquivalent)
-    out << "  (indices and witness below are in the reduced instance)\n";
   if (!r.mismatch || r.verdict != Verdict::NotEquivalent) return;
   const Mismatch& m = *r.mismatch;
+  const size_t shown = 12;  // witness entries
+  // Where the reduction says which full-size position a reduced one stands for, both are shown.
+  bool full_witness = false;
+  for (size_t i = 0; i < m.witness.size() && i < shown; ++i)
+    full_witness = full_witness || !m.witness[i].full_symbol.empty();
+  if (r.reduction.applied) {
+    out << "  (indices and witness below are in the reduced instance"
+        << (m.full_element || full_witness
+                ? "; \"at full size\" gives the real positions they stand for)\n"
+                : ")\n");
+  }
   if (r.failing_outputs.size() > 1) {
     out << "  failing outputs: " << r.failing_outputs.size() << " (";
     for (size_t i = 0; i < r.failing_outputs.size() && i < 8; ++i)
@@ -86,17 +95,27 @@ void print_report(std::ostream& out, const CheckResult& r) {
   }
   out << "  spec output:   '" << m.spec_output << "' region " << region(m) << ", element "
       << list(m.element) << "\n";
+  if (r.reduction.applied && m.full_element)
+    out << "                 at full size: element " << list(*m.full_element) << "\n";
   out << "  plan value:    " << m.rank_value << (m.partial ? " (sum of a partial set)" : "")
       << ", ranks " << list(m.ranks) << "\n";
   out << "  binding:       " << m.binding << "\n";
   out << "  witness:       ";
-  const size_t shown = 12;
   for (size_t i = 0; i < m.witness.size() && i < shown; ++i)
     out << (i ? ", " : "") << m.witness[i].symbol << " = " << m.witness[i].value;
   if (m.witness.size() > shown) out << ", ... (" << m.witness.size() << " inputs in all; --json lists them)";
   if (m.witness.empty()) out << "every input 0";
   else out << "; every other input 0";
   out << "\n";
+  if (r.reduction.applied && full_witness) {
+    out << "                 at full size: ";
+    for (size_t i = 0; i < m.witness.size() && i < shown; ++i) {
+      const WitnessEntry& w = m.witness[i];
+      out << (i ? ", " : "") << (w.full_symbol.empty() ? w.symbol + " (reduced only)" : w.full_symbol);
+    }
+    if (m.witness.size() > shown) out << ", ...";
+    out << "\n";
+  }
   out << "                 spec = " << m.spec_number << ", plan = " << m.plan_number << "\n";
   if (m.spec_node) out << "  first diverging operator, spec: " << node_text(*m.spec_node) << "\n";
   if (m.rank_node) out << "  first diverging operator, plan: " << node_text(*m.rank_node) << "\n";

@@ -29,6 +29,9 @@ struct NodeRef {
 struct WitnessEntry {
   std::string symbol;  // "x[0,3]" (a spec input element) or a free addend of a partial set
   std::string value;   // an exact rational, "-2" or "1/3"
+  // With shape reduction, the spec input element `symbol` stands for at full size ("x[0,9]");
+  // "" when not known (a free addend) or not reduced.
+  std::string full_symbol;
 };
 
 struct Mismatch {
@@ -36,6 +39,10 @@ struct Mismatch {
   std::vector<int64_t> region_start;   // the binding's region in spec coordinates
   std::vector<int64_t> region_end;
   std::vector<int64_t> element;        // first differing element, spec coordinates
+  // With shape reduction, region, element and witness are the reduced instance's; this is the
+  // element of the full-size spec output that `element` stands for (reduce::full_position),
+  // when known.
+  std::optional<std::vector<int64_t>> full_element;
   std::string binding;                 // where the failing binding was written
   bool partial = false;                // a partial-sum set (the plan value is the sum)
   std::vector<int64_t> ranks;          // the ranks whose values were compared
@@ -70,6 +77,8 @@ struct Reduction {
   bool applied = false;
   std::string not_applied;  // the reason, when requested but not applied
   std::vector<ReducedDim> dims;
+  std::vector<ReducedDim> other_dims;  // reduce::Reduced::other_dims: not reported, used to
+                                       // name positions at full size
   std::vector<std::string> kept_full;  // reasons factors kept their full size
   int64_t full_elements = 0, reduced_elements = 0;
   // Mesh axes proven with fewer ranks ("mesh axis 'dp': 512 ranks -> 2"), and the rank of the

@@ -38,21 +38,45 @@ int64_t elements(Inference& inf, const ProgramDims& p, bool reduced) {
   return n;
 }
 
-void describe(Inference& inf, Reduced& out) {
-  for (const auto& vi : out.spec.inputs) {
-    auto it = inf.spec.values.find(vi.name);
+// Every axis of the spec values `names`, with its factors; with `scalars`, a row with axis -1
+// for a value of rank 0.
+std::vector<ReducedDim> describe_values(Inference& inf, const std::vector<std::string>& names,
+                                        bool scalars) {
+  std::vector<ReducedDim> rows;
+  for (const auto& name : names) {
+    auto it = inf.spec.values.find(name);
     if (it == inf.spec.values.end()) continue;
+    if (scalars && it->second.dims.empty()) rows.push_back(ReducedDim{name, -1, 1, 1, {}});
     for (size_t a = 0; a < it->second.dims.size(); ++a) {
       const Axis& ax = it->second.dims[a];
-      ReducedDim row{vi.name, int64_t(a), inf.dims.full(ax), inf.dims.reduced(ax), {}};
+      ReducedDim row{name, int64_t(a), inf.dims.full(ax), inf.dims.reduced(ax), {}};
       for (Var v : inf.dims.leaves(ax)) {
         const bool fixed = inf.dims.is_fixed(v);
         const int64_t f = inf.dims.full_of(v);
         row.factors.push_back({f, inf.dims.reduced_extent(v), fixed ? inf.dims.why_fixed(v) : ""});
       }
-      out.dims.push_back(std::move(row));
+      rows.push_back(std::move(row));
     }
   }
+  return rows;
+}
+
+std::vector<std::string> names_of(const std::vector<ir::ValueInfo>& infos) {
+  std::vector<std::string> out;
+  for (const auto& vi : infos) out.push_back(vi.name);
+  return out;
+}
+
+// `spec_bound`: the spec values input bindings name.
+void describe(Inference& inf, Reduced& out, const std::set<std::string>& spec_bound) {
+  out.dims = describe_values(inf, names_of(out.spec.inputs), false);
+  // So that a refuted element, and every witness input, can be named at full size as well.
+  std::vector<std::string> others = names_of(out.spec.outputs);
+  for (const auto& name : spec_bound)
+    if (out.spec.initializers.count(name)) others.push_back(name);
+  out.other_dims = describe_values(inf, others, true);
+  for (const ReducedDim& d : describe_values(inf, names_of(out.spec.inputs), true))
+    if (d.axis < 0) out.other_dims.push_back(d);
   // Factors kept at full size where it costs something: larger than 2, on tensors that are data
   // (the axes of small integer tensors, shapes and bounds, are fixed by nature).
   std::set<Var> seen_vars;
@@ -176,7 +200,7 @@ std::variant<Reduced, KeepRanks> build(const ir::Graph& spec, const frontend::Pl
     out.full_elements += elements(inf, p, false);
     out.reduced_elements += elements(inf, p, true);
   }
-  describe(inf, out);
+  describe(inf, out, spec_bound);
   return out;
 }
 

@@ -24,6 +24,10 @@ struct Reduced {
   ir::Graph spec;
   frontend::Plan plan;
   std::vector<ReducedDim> dims;  // every axis of every spec input, as the report shows it
+  // Besides `dims`, where positions are named at full size (full_position): every axis of the
+  // spec's outputs and of the initializers bindings make symbolic, and a row with axis -1 for
+  // each of these values and the spec inputs that has rank 0.
+  std::vector<ReducedDim> other_dims;
   std::vector<std::string> kept_full;  // every reason a factor keeps its full size, once each
   int64_t full_elements = 0;            // elements of every tensor of the spec and the ranks
   int64_t reduced_elements = 0;

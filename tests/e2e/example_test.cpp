@@ -39,6 +39,57 @@ TEST(Example, MissingAllReduceIsLocated) {
   EXPECT_NE(m["spec_value"], m["plan_value"]);
 }
 
+// Proven on a reduced instance, the report also names the refuted element and the witness
+// inputs at full size: w1's columns are two tensor-parallel pieces of 8, each reduced to 2, so
+// reduced column c stands for column c / 2 * 8 + c % 2; every other axis keeps its first
+// positions.
+TEST(Example, ReducedPositionsNamedAtFullSize) {
+  auto json = fresh_dir("example_full_size") / "report.json";
+  CliRun r = run_cli("check " + example("spec.onnx") + " " + example("shards_bug") + " --json " +
+                     json.string());
+  ASSERT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("(indices and witness below are in the reduced instance; \"at full "
+                       "size\" gives the real positions they stand for)"),
+            std::string::npos)
+      << r.out;
+  std::ifstream in(json);
+  const nlohmann::json m = nlohmann::json::parse(in)["mismatch"];
+  ASSERT_TRUE(m.contains("full_size")) << m.dump(1);
+  const auto& full = m["full_size"];
+  EXPECT_EQ(full["element"], m["element"]);  // y keeps its first rows and columns
+  EXPECT_NE(r.out.find("at full size: element " + full["element"].dump()), std::string::npos)
+      << r.out;
+  ASSERT_EQ(full["witness"].size(), m["witness"].size()) << m.dump(1);
+  bool moved = false;
+  std::string line = "at full size: ";
+  for (const auto& [symbol, value] : m["witness"].items()) {
+    const std::string at = full["witness"][symbol];
+    line += (line.back() == ' ' ? "" : ", ") + at;
+    if (symbol.rfind("w1[", 0) == 0) {
+      const size_t comma = symbol.find(',');
+      const int col = std::stoi(symbol.substr(comma + 1));
+      EXPECT_EQ(at, symbol.substr(0, comma + 1) + std::to_string(col / 2 * 8 + col % 2) + "]");
+      moved = moved || col >= 2;
+    } else if (symbol.rfind("w2[", 0) == 0) {
+      const int row = std::stoi(symbol.substr(3));
+      EXPECT_EQ(at, "w2[" + std::to_string(row / 2 * 8 + row % 2) + symbol.substr(symbol.find(',')));
+      moved = moved || row >= 2;
+    } else {
+      EXPECT_EQ(at, symbol);  // x keeps its first positions
+    }
+  }
+  EXPECT_TRUE(moved) << "the witness should touch the second piece: " << m.dump(1);
+  EXPECT_NE(r.out.find(line + "\n"), std::string::npos) << line << "\n" << r.out;
+
+  // At full size there is nothing to map.
+  CliRun full_run = run_cli("check " + example("spec.onnx") + " " + example("shards_bug") +
+                            " --no-reduce --json " + json.string());
+  ASSERT_EQ(full_run.exit_code, 1) << full_run.out;
+  EXPECT_EQ(full_run.out.find("at full size: "), std::string::npos) << full_run.out;
+  std::ifstream in2(json);
+  EXPECT_FALSE(nlohmann::json::parse(in2)["mismatch"].contains("full_size"));
+}
+
 TEST(Example, UsageErrors) {
   EXPECT_EQ(run_cli("").exit_code, 2);
   EXPECT_EQ(run_cli("frobnicate").exit_code, 2);
