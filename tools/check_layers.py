@@ -19,6 +19,7 @@ BELOW = {
     "check": ["reduce", "exec", "frontend", "ops", "ir", "solver", "common"],
     "eval": ["exec", "frontend", "ops", "ir", "solver", "common"],
     "cli": ["check", "eval", "reduce", "exec", "frontend", "ops", "ir", "solver", "common"],
+    "python": ["check", "reduce", "exec", "frontend", "ops", "ir", "solver", "common"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')
 NAMESPACE = re.compile(r"^namespace\s+(onnx_tv(?:::[a-z_]+)*)\s*\{")
