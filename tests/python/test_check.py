@@ -1,14 +1,16 @@
 """onnx_tv.check against `onnx-tv check` on the bundled models: the same verdict, message,
 witness, locations, report and printed text."""
 import json
+import os
 import pathlib
+import signal
 import threading
+import time
 import unittest
 
 import onnx_tv
-from helpers import (MICRO_BATCHES, NAN_LOG, OLD_OPSET, SHARDS, SHARDS_BUG, SPEC, CliRun,
+from helpers import (MICRO_BATCHES, NAN_LOG, OLD_OPSET, SHARDS, SHARDS_BUG, SOURCE, SPEC, CliRun,
                      without_seconds, without_time)
-import os
 
 
 class Equivalent(unittest.TestCase):
@@ -175,6 +177,20 @@ class Progress(unittest.TestCase):
         result = onnx_tv.check(spec, shards, jobs=2, progress=progress)
         self.assertEqual(result.verdict, CliRun(spec, shards, "--jobs", "2").report["verdict"])
         self.assertIn(("instances", 2, 2), steps)
+
+    def test_ctrl_c_stops_a_check_without_a_callback(self):
+        # About a second at full size without stages; Ctrl-C comes a fifth of the way in.
+        zoo = os.path.join(SOURCE, "models", "zoo", "l1_b1_range")
+        timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+        start = time.monotonic()
+        timer.start()
+        try:
+            with self.assertRaises(KeyboardInterrupt):
+                onnx_tv.check(os.path.join(zoo, "spec.onnx"), os.path.join(zoo, "plans", "cp2_tp2"),
+                              reduce=False, stages=False)
+        finally:
+            timer.join()
+        self.assertGreater(time.monotonic() - start, 0.2)
 
     def test_checks_in_threads_run_at_once(self):
         # The GIL is released while a check runs.
