@@ -128,6 +128,22 @@ class Errors(unittest.TestCase):
         self.assertEqual(result.message, cli.report["message"])
 
 
+class InternalErrors(unittest.TestCase):
+    def test_exit_code_4_raises_internal_error_with_the_clis_message(self):
+        # No input is known to hit a bug; the module's answer for one is stood in for.
+        from onnx_tv import _core
+        real = _core.check
+        _core.check = lambda **_: {"exit_code": 4, "message": "out of memory", "json": "",
+                                   "text": "", "witness": []}
+        try:
+            with self.assertRaises(onnx_tv.InternalError) as caught:
+                onnx_tv.check(SPEC, SHARDS)
+        finally:
+            _core.check = real
+        self.assertEqual(str(caught.exception), "out of memory")
+        self.assertEqual(caught.exception.exit_code, 4)
+
+
 class Options(unittest.TestCase):
     def test_unknown_options_are_named(self):
         with self.assertRaisesRegex(TypeError, "'no_reduce', 'sead'.*the options are reduce"):
