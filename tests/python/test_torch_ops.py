@@ -54,7 +54,17 @@ CASES = {
     "arange_full_zeros": ((4,), (4,), lambda w, x: w * torch.arange(4).to(w.dtype) + torch.full((4,), 0.5, dtype=w.dtype)
                           + torch.zeros(4, dtype=w.dtype) + x),
     "inplace_ops": ((4,), (4,), lambda w, x: _inplace(w, x)),
+    "mutation_through_views": ((4, 3), (4, 3), lambda w, x: _through_views(w, x)),
 }
+
+
+def _through_views(w, x):
+    """In-place ops on views change their base: the export must see it (functionalization),
+    and the backward autograd runs for it (as_strided, as_strided_scatter) must be exact."""
+    y = w * x
+    y[1:3].mul_(10)
+    y.t()[0].add_(5)
+    return y
 
 
 def _inplace(w, x):

@@ -298,6 +298,68 @@ def _select_scatter(c, n, base, src, dim, index):
     return _slice_scatter(c, n, base, src, d, i, i + 1)
 
 
+# as_strided reads the storage of its input; autograd's backward of an in-place op on a view
+# uses it (CopySlices). Written as a Gather of constant positions from the flattened input,
+# which is exact when that storage is the input itself, row-major from offset 0: the input is
+# made by an op that allocates (not a view of something else) and is contiguous.
+_VIEWS = {"view", "_unsafe_view", "reshape", "slice", "select", "t", "transpose", "permute",
+          "expand", "as_strided", "alias", "detach", "unsqueeze", "squeeze", "split", "unbind",
+          "diagonal", "narrow", "unfold", "view_as", "_reshape_alias"}
+
+
+def _own_storage(c, node):
+    shape = c.shape(node)
+    row_major = [int(np.prod(shape[k + 1:])) for k in range(len(shape))]
+    meta = node.meta.get("tensor_meta")
+    strided = list(meta.stride) if meta is not None else row_major
+    is_view = node.op == "call_function" and \
+        getattr(getattr(node.target, "overloadpacket", None), "__name__", "") in _VIEWS
+    dense = all(st == rm for st, rm, n in zip(strided, row_major, shape) if n > 1)
+    return dense and not is_view
+
+
+def _positions(size, stride, offset):
+    idx = np.full(size, offset, np.int64) if size else np.asarray(offset, np.int64)
+    for k, (n, st) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[k] = n
+        idx = idx + (np.arange(n, dtype=np.int64) * st).reshape(shape)
+    return idx
+
+
+def _flat(c, n, x, node):
+    if not _own_storage(c, node):
+        raise UnsupportedOp("as_strided of a view or of a non-contiguous tensor")
+    return c.g.node("Reshape", [x, c.g.ints([-1])], c.sub_name(n, "flat"))
+
+
+@converts("as_strided")
+def _as_strided(c, n, x, size, stride, offset=0):
+    idx = _positions(list(size), list(stride), offset or 0)
+    total = int(np.prod(c.shape(n.args[0])))
+    if idx.size and (idx.min() < 0 or idx.max() >= total):
+        raise UnsupportedOp("as_strided outside its input")
+    return c.g.node("Gather", [_flat(c, n, x, n.args[0]), c.g.ints(idx)], c.name(n), axis=0)
+
+
+@converts("as_strided_scatter")
+def _as_strided_scatter(c, n, base, src, size, stride, offset=0):
+    """base with the positions as_strided(size, stride, offset) would read set to src: a Gather
+    from base and src side by side, each position taking base's or src's element."""
+    shape = c.shape(n.args[0])
+    total = int(np.prod(shape))
+    idx = _positions(list(size), list(stride), offset or 0).reshape(-1)
+    if len(set(idx.tolist())) != idx.size or (idx.size and (idx.min() < 0 or idx.max() >= total)):
+        raise UnsupportedOp("as_strided_scatter with overlapping or outside positions")
+    take = np.arange(total, dtype=np.int64)
+    take[idx] = total + np.arange(idx.size, dtype=np.int64)
+    flat_src = c.g.node("Reshape", [src, c.g.ints([-1])], c.sub_name(n, "src_flat"))
+    both = c.g.node("Concat", [_flat(c, n, base, n.args[0]), flat_src], c.sub_name(n, "both"),
+                    axis=0)
+    picked = c.g.node("Gather", [both, c.g.ints(take)], c.sub_name(n, "pick"), axis=0)
+    return c.g.node("Reshape", [picked, c.g.ints(shape)], c.name(n))
+
+
 @converts("triu", "tril")
 def _trilu(c, n, x, diagonal=0):
     upper = 1 if n.target.overloadpacket.__name__ == "triu" else 0

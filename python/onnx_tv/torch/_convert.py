@@ -88,8 +88,6 @@ class Converter:
             if n in keep:
                 continue
             keep.add(n)
-            if n.op == "call_function" and _key(n) == "onnx_tv::recv":
-                continue  # its input only gave the shape of the buffer it fills
             todo.extend(n.all_input_nodes)
         return keep
 

@@ -164,12 +164,40 @@ def current_scopes():
 
 
 def trace(fn, args, modules=()):
-    """fx graph of fn(*args) (fn returns a flat list of tensors), with each node tagged by the
-    module of `modules` it comes from."""
+    """fx graph of fn(*args) (fn returns a flat list of tensors), free of in-place ops, with
+    each node tagged by the module of `modules` it comes from."""
     scopes = _Scopes()
     for m in modules:
         scopes.attach(m)
     with _tagging(scopes):
-        return make_fx(fn, decomposition_table=decompositions())(*args)
+        gm = make_fx(fn, decomposition_table=decompositions())(*args)
+    return _functional(gm, args)
+
+
+class _ScopedInterpreter(torch.fx.Interpreter):
+    """Runs a traced graph node by node, with the scope of the node it runs as the current one,
+    so the nodes a re-trace makes keep their module's name."""
+
+    def __init__(self, gm, scopes):
+        super().__init__(gm)
+        self.scopes = scopes
+
+    def run_node(self, n):
+        self.scopes.stack[-1] = n.meta.get(SCOPE, "")
+        return super().run_node(n)
+
+
+def _functional(gm, args):
+    """The same computation without mutation. The first trace records in-place ops as they ran
+    (a gradient divided in place, a buffer filled by a collective); a later use of a tensor
+    points at the last in-place op on it, but an in-place op through a view also changes its
+    base, which that rule misses. functionalize re-runs the graph and writes every mutation,
+    through views too, as out-of-place ops (autograd cannot run under functionalize, so it
+    runs on the first trace's plain ATen graph)."""
+    from functorch import functionalize
+    scopes = _Scopes()
+    with _tagging(scopes):
+        return make_fx(functionalize(lambda *a: _ScopedInterpreter(gm, scopes).run(*a)))(
+            *[a.detach() for a in args])
 
 
