@@ -246,6 +246,114 @@ class Regions(unittest.TestCase):
         self.assertEqual(r.report["failing_outputs"], ["s.grad"], r.text)
 
 
+class MixSequence(torch.nn.Module):
+    """Scale, mix along the sequence (softmax over dim 0, per feature), project."""
+
+    def __init__(self, f=8):
+        super().__init__()
+        self.s = torch.nn.Parameter(torch.ones(f))
+        self.proj = torch.nn.Linear(f, f, bias=False)
+
+    def forward(self, x):
+        return self.proj(torch.softmax(self.mix_input(x * self.s), dim=0))
+
+    def mix_input(self, h):
+        return h
+
+
+class _SeqAllToAll(torch.autograd.Function):
+    """DeepSpeed-Ulysses' all-to-all over [n, ...] chunks: its own inverse, so also its
+    backward."""
+
+    @staticmethod
+    def forward(ctx, x, group):
+        ctx.group = group
+        out = torch.empty_like(x)
+        dist.all_to_all_single(out, x.contiguous(), group=group)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        out = torch.empty_like(g)
+        dist.all_to_all_single(out, g.contiguous(), group=ctx.group)
+        return out, None
+
+
+class UlyssesMix(MixSequence):
+    """DeepSpeed-Ulysses: the sequence is split over the group; an all-to-all trades it for a
+    split of the features, so the mix along the sequence sees all of it, and a second one
+    trades back. The replicated weights' gradients are partial and are all-reduced by the step."""
+
+    def __init__(self, full, group, back_wrong=False):
+        super().__init__()
+        self.s, self.proj, self.group, self.back_wrong = full.s, full.proj, group, back_wrong
+
+    def forward(self, x):
+        n = dist.get_world_size(self.group)
+        sl, f = x.shape
+        h = (x * self.s).reshape(sl, n, f // n).transpose(0, 1)
+        out = _SeqAllToAll.apply(h, self.group)  # [n, s/n, f/n]: the whole sequence
+        mixed = torch.softmax(out.reshape(n * sl, f // n), dim=0).reshape(n, sl, f // n)
+        if not self.back_wrong:
+            mixed = _SeqAllToAll.apply(mixed, self.group)
+        return self.proj(mixed.transpose(0, 1).reshape(sl, f))
+
+
+def ulysses_step(model, x, y):
+    loss = torch.nn.functional.mse_loss(model(x), y) / dist.get_world_size(model.group)
+    loss.backward()
+    for p in model.parameters():
+        dist.all_reduce(p.grad, group=model.group)
+    return loss
+
+
+class AllToAll(unittest.TestCase):
+    def run_plan(self, **kw):
+        torch.manual_seed(0)
+        x, y = torch.randn(8, 8), torch.randn(8, 8)
+        with tempfile.TemporaryDirectory() as tmp:
+            plan = ott.Plan(MixSequence(), torch.nn.functional.mse_loss, (x,), (y,),
+                            mesh=ott.Mesh(sp=2), loss="sum")
+            for _ in plan.ranks():
+                model = UlyssesMix(plan.model, ott.group("sp"), **kw)
+                plan.add_rank(model, (ott.shard(x, sp=0),), (ott.shard(y, sp=0),),
+                              step=ulysses_step)
+            spec, shards = plan.write(tmp)
+            return onnx_tv.check(spec, shards)
+
+    def test_ulysses(self):
+        r = self.run_plan()
+        self.assertEqual(r.verdict, "EQUIVALENT", r.text)
+
+    def test_ulysses_without_the_second_all_to_all(self):
+        r = self.run_plan(back_wrong=True)
+        self.assertEqual(r.verdict, "NOT EQUIVALENT", r.text)
+
+
+class Refusals(unittest.TestCase):
+    def test_collective_on_a_tensor_autograd_tracks(self):
+        class Scale(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = torch.nn.Parameter(torch.randn(4))
+
+            def forward(self, x):
+                return x * self.w
+
+        class RawAllReduce(Scale):
+            def forward(self, x):
+                h = x * self.w
+                dist.all_reduce(h)  # in a job, its backward would silently be the identity
+                return h
+
+        x = torch.randn(4)
+        plan = ott.Plan(Scale(), lambda o: o.sum(), (x,), mesh=ott.Mesh(tp=2))
+        with self.assertRaises(RuntimeError) as e:
+            for _ in plan.ranks():
+                plan.add_rank(RawAllReduce(), (x,))
+        self.assertIn("requires grad", str(e.exception))
+
+
 class Bindings(unittest.TestCase):
     def test_piece_that_is_no_block_asks_for_a_placement(self):
         torch.manual_seed(0)

@@ -126,6 +126,18 @@ def _reduce_name(op):
     raise ValueError("reduce op %s has no onnx_tv form (sum, max, min)" % op)
 
 
+def _no_autograd(name, *tensors):
+    """torch.distributed's calls are invisible to autograd: in a job, a gradient flows through
+    an in-place all_reduce as if it were not there. A trace cannot say that faithfully, so a
+    collective on a tensor autograd tracks is refused (put it in an autograd.Function, as
+    Megatron's mappings and onnx_tv.torch.regions do)."""
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors):
+        raise RuntimeError(
+            "torch.distributed.%s on a tensor that requires grad: autograd does not see the "
+            "collective, so its backward is undefined; call it inside a torch.autograd.Function "
+            "(onnx_tv.torch.regions has Megatron's forms) or on gradients after backward" % name)
+
+
 def _patches(w):
     def get_rank(group=None):
         g = w.group(group)
@@ -138,16 +150,19 @@ def _patches(w):
         return w.world if ranks is None else FakeGroup(sorted(ranks))
 
     def all_reduce(t, op=None, group=None, async_op=False):
+        _no_autograd("all_reduce", t)
         ranks, axes = w.args(group)
         t.copy_(ops.all_reduce(t, ranks, axes, _reduce_name(op)))
         return _Work() if async_op else None
 
     def all_gather_into_tensor(out, t, group=None, async_op=False):
+        _no_autograd("all_gather_into_tensor", out, t)
         ranks, axes = w.args(group)
         out.copy_(ops.all_gather(t, ranks, axes, 0))
         return _Work() if async_op else None
 
     def all_gather(tensor_list, t, group=None, async_op=False):
+        _no_autograd("all_gather", t, *tensor_list)
         ranks, axes = w.args(group)
         full = ops.all_gather(t.unsqueeze(0), ranks, axes, 0)
         for i, dst in enumerate(tensor_list):
@@ -155,12 +170,14 @@ def _patches(w):
         return _Work() if async_op else None
 
     def reduce_scatter_tensor(out, t, op=None, group=None, async_op=False):
+        _no_autograd("reduce_scatter_tensor", out, t)
         ranks, axes = w.args(group)
         out.copy_(ops.reduce_scatter(t, ranks, axes, 0, _reduce_name(op), ranks.index(w.rank)))
         return _Work() if async_op else None
 
     def all_to_all_single(out, t, output_split_sizes=None, input_split_sizes=None, group=None,
                           async_op=False):
+        _no_autograd("all_to_all_single", out, t)
         if output_split_sizes or input_split_sizes:
             raise ValueError("all_to_all_single with uneven splits has no onnx_tv form yet")
         ranks, axes = w.args(group)
@@ -168,15 +185,18 @@ def _patches(w):
         return _Work() if async_op else None
 
     def broadcast(t, src, group=None, async_op=False):
+        _no_autograd("broadcast", t)
         ranks, axes = w.args(group)
         t.copy_(ops.broadcast(t, ranks, axes, ranks.index(src)))
         return _Work() if async_op else None
 
     def send(t, dst, group=None, tag=0):
+        _no_autograd("send", t)
         peer, axis, off = w.peer(dst)
         ops.send(t, peer, axis, off, tag)
 
     def recv(t, src=None, group=None, tag=0):
+        _no_autograd("recv", t)
         if src is None:
             raise ValueError("recv from any source has no onnx_tv form: name the source rank")
         peer, axis, off = w.peer(src)
