@@ -127,7 +127,9 @@ BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan,
   // Said on its own: otherwise the first rank input met is "not bound", which reads as one
   // binding missing, not as bindings never written or written where onnx-tv does not look.
   if (plan.bindings.empty()) {
-    const bool manifest = std::filesystem::exists(std::filesystem::path(plan.dir) / "plan.json");
+    std::error_code ec;  // a folder that cannot be read was an error in load_plan already
+    const bool manifest =
+        std::filesystem::exists(std::filesystem::path(plan.dir) / "plan.json", ec);
     throw InputError(
         plan.dir + ": no bindings found (" +
         (manifest ? "plan.json has none" : "there is no plan.json") +
