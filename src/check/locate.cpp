@@ -297,6 +297,66 @@ std::optional<size_t> first_unexplained(const solver::Context& ctx, const Datafl
   return std::nullopt;
 }
 
+// A value divided by its first term's coefficient: equal for values that differ by a rational
+// factor only.
+solver::Value primitive(solver::Context& ctx, solver::Value v, solver::Rational* factor) {
+  *factor = ctx.term(v.poly, 0).coefficient->to_rational();
+  return ctx.mul(v, ctx.constant(solver::Rational(1) / *factor));
+}
+
+// Where a scale error comes in. When every symbolic element of the failing rank value is a spec
+// value times one rational k != 1 (a wrong divisor, a factor missing or doubled), the earliest
+// rank tensor on its path whose symbolic elements are all spec values times that same k is
+// where the wrong factor entered: a later op only carries it. Empty when the failing value is
+// not such a multiple. k is read off the first symbolic element against the spec output's
+// elements; every other element is then checked by membership, one product each.
+std::optional<size_t> first_scaled(solver::Context& ctx, const Dataflow& df,
+                                   const std::vector<size_t>& roots, const std::string& spec_output,
+                                   const ValueSet& spec_values, const exec::Env& spec_env,
+                                   const std::vector<exec::Env>& envs) {
+  if (roots.size() != 1) return std::nullopt;
+  const ir::Tensor* root = tensor_of(df.tensors[roots[0]], spec_env, envs);
+  const ir::Tensor* wanted = tensor_of({-1, spec_output}, spec_env, envs);
+  if (!root || !wanted) return std::nullopt;
+  std::optional<solver::Rational> k;
+  for (const auto& v : root->data) {
+    if (!v.is_finite() || ctx.is_constant(v)) continue;
+    solver::Rational cv;
+    const solver::Value pv = primitive(ctx, v, &cv);
+    for (const auto& s : wanted->data) {
+      if (!s.is_finite() || ctx.is_constant(s)) continue;
+      solver::Rational cs;
+      if (primitive(ctx, s, &cs) == pv) {
+        k = cv / cs;
+        break;
+      }
+    }
+    break;
+  }
+  if (!k || *k == solver::Rational(1)) return std::nullopt;
+  const solver::Value unscale = ctx.constant(solver::Rational(1) / *k);
+  // Scaled: every symbolic element is a spec value times k, and not all are spec values
+  // themselves (a tensor the spec also computes carries no error, whatever k maps it to).
+  auto scaled = [&](size_t t) {
+    const ir::Tensor* tensor = tensor_of(df.tensors[t], spec_env, envs);
+    if (!tensor) return false;
+    bool any = false, all_spec = true;
+    for (const auto& v : tensor->data) {
+      if (!v.is_finite() || ctx.is_constant(v)) continue;
+      if (!spec_values.count(ctx.mul(v, unscale))) return false;
+      any = true;
+      all_spec = all_spec && spec_values.count(v);
+    }
+    return any && !all_spec;
+  };
+  if (!scaled(roots[0])) return std::nullopt;
+  const std::vector<bool> in_cone = cone(df, roots);
+  for (size_t t = 0; t < df.tensors.size(); ++t)
+    if (in_cone[t] && df.tensors[t].first >= 0 && df.producer[t].first != -2 && scaled(t))
+      return t;
+  return std::nullopt;
+}
+
 NodeRef node_ref(const Dataflow& df, size_t t, const ir::Graph& spec, const frontend::Plan& plan) {
   const auto [rank, index] = df.producer[t];
   const ir::Graph& g = rank < 0 ? spec : plan.program_of(rank);
@@ -349,6 +409,10 @@ Location locate(solver::Context& ctx, const ir::Graph& spec, const exec::Env& sp
   if (misused) {
     auto it = df.index.find({misused->rank, misused->output});
     loc.rank_node = node_ref(df, it->second, spec, plan);
+    return loc;
+  }
+  if (auto t = first_scaled(ctx, df, rank_roots, ob.spec, spec_values, spec_env, envs)) {
+    loc.rank_node = node_ref(df, *t, spec, plan);
     return loc;
   }
   PartialProbe probe(ctx, linked, spec_values, spec_env, envs);

@@ -15,7 +15,10 @@
 // operator on the plan side is the earliest operator, in dataflow order, on a path to the
 // failing output whose result is not explained. The spec side is symmetric: the earliest spec
 // operator on the failing output's path whose values no rank computes and that does not
-// recover. This only names places for the report; the verdict never depends on it.
+// recover. A failing value that is its spec value times one rational k != 1 is a scale error
+// (a divisor of the wrong count): the plan side is then the earliest operator on its path
+// whose result is spec values times that same k, where the factor came in.
+// This only names places for the report; the verdict never depends on it.
 #include <optional>
 
 #include "exec/executor.h"

@@ -35,6 +35,7 @@ class Example(unittest.TestCase):
         p, _ = run("--bug", "wrong-n")
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn(".grad", p.stdout)
+        self.assertIn("first diverging operator, plan: /div", p.stdout)
 
 
 if __name__ == "__main__":
