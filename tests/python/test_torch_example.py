@@ -20,6 +20,21 @@ def run(*args):
 
 
 class Example(unittest.TestCase):
+    def test_docs_lines_run_as_written(self):
+        """The ten-odd lines of docs/pytorch.md, run verbatim in a scratch folder."""
+        with open(os.path.join(ROOT, "docs", "pytorch.md")) as f:
+            doc = f.read()
+        start = doc.index("```python\nimport torch, torch.distributed")
+        code = doc[start + len("```python\n"):doc.index("```", start + 10)]
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [os.path.join(ROOT, "models", "torch")] + env.get("PYTHONPATH", "").split(os.pathsep))
+        with tempfile.TemporaryDirectory() as tmp:
+            p = subprocess.run([sys.executable, "-c", code], cwd=tmp, env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(p.stdout.startswith("EQUIVALENT\n"), p.stdout + p.stderr)
+
     def test_correct_plan(self):
         p, files = run()
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
