@@ -331,6 +331,65 @@ class AllToAll(unittest.TestCase):
         self.assertEqual(r.verdict, "NOT EQUIVALENT", r.text)
 
 
+class UlyssesByRegions(MixSequence):
+    """The same exchange with onnx_tv.torch.regions.all_to_all along the dims themselves."""
+
+    def __init__(self, full, group):
+        super().__init__()
+        self.s, self.proj, self.group = full.s, full.proj, group
+
+    def forward(self, x):
+        from onnx_tv.torch import regions
+        whole = regions.all_to_all(x * self.s, self.group, split_dim=1, concat_dim=0)
+        mixed = torch.softmax(whole, dim=0)
+        return self.proj(regions.all_to_all(mixed, self.group, split_dim=0, concat_dim=1))
+
+
+class BroadcastBatch(MixSequence):
+    """Every rank uses the batch of rank `src`, broadcast: right when the ranks hold the same
+    batch, wrong when each holds its own part of it."""
+
+    def __init__(self, full, group, src):
+        super().__init__()
+        self.s, self.proj, self.group, self.src = full.s, full.proj, group, src
+
+    def forward(self, x):
+        from onnx_tv.torch import regions
+        return super().forward(regions.broadcast(x, self.group, self.src))
+
+
+class MoreRegions(unittest.TestCase):
+    def setUp(self):
+        torch.manual_seed(0)
+        self.x, self.y = torch.randn(8, 8), torch.randn(8, 8)
+
+    def plan(self, make, split_batch, loss="sum", scale=True):
+        with tempfile.TemporaryDirectory() as tmp:
+            plan = ott.Plan(MixSequence(), torch.nn.functional.mse_loss, (self.x,), (self.y,),
+                            mesh=ott.Mesh(sp=2), loss=loss)
+            for _ in plan.ranks():
+                model = make(plan.model, ott.group("sp"))
+                args = ((ott.shard(self.x, sp=0),), (ott.shard(self.y, sp=0),)) if split_batch \
+                    else ((self.x,), (self.y,))
+                plan.add_rank(model, *args, step=ulysses_step if scale else None)
+            spec, shards = plan.write(tmp)
+            return onnx_tv.check(spec, shards)
+
+    def test_all_to_all_along_dims(self):
+        r = self.plan(UlyssesByRegions, split_batch=True)
+        self.assertEqual(r.verdict, "EQUIVALENT", r.text)
+
+    def test_broadcast_of_a_replicated_batch(self):
+        r = self.plan(lambda full, g: BroadcastBatch(full, g, src=1), split_batch=False,
+                      loss="replicated", scale=False)
+        self.assertEqual(r.verdict, "EQUIVALENT", r.text)
+
+    def test_broadcast_of_a_split_batch(self):
+        r = self.plan(lambda full, g: BroadcastBatch(full, g, src=1), split_batch=True,
+                      loss="replicated", scale=False)
+        self.assertEqual(r.verdict, "NOT EQUIVALENT", r.text)
+
+
 class Refusals(unittest.TestCase):
     def test_collective_on_a_tensor_autograd_tracks(self):
         class Scale(torch.nn.Module):
