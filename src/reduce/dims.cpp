@@ -120,6 +120,16 @@ void DimStore::unify(const Axis& a, const Axis& b, const std::string& why) {
   size_t i = 0, j = 0;
   while (i < la.size() && j < lb.size()) {
     Var x = find(la[i]), y = find(lb[j]);
+    // A factor split earlier in this walk (it occurs on both sides, as when a flat buffer is
+    // viewed back as the tensor it came from) stands for its parts from here on.
+    if (!vars_[x].split.empty() || !vars_[y].split.empty()) {
+      Axis& side = vars_[x].split.empty() ? lb : la;
+      const size_t at = vars_[x].split.empty() ? j : i;
+      const Axis parts = leaves({side[at]});
+      side.erase(side.begin() + long(at));
+      side.insert(side.begin() + long(at), parts.begin(), parts.end());
+      continue;
+    }
     if (x == y) {
       ++i, ++j;
       continue;

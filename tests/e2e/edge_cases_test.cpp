@@ -91,5 +91,18 @@ TEST(EdgeCases, UnevenAllGatherIsProvenAtFullSize) {
   }
 }
 
+// Data parallelism whose gradients are all-reduced through one flat bucket, as DDP does it
+// (exported from PyTorch by tools/examples/make_torch_cases.py): shape reduction met a factor
+// it had split earlier in the same unification and failed an assertion (exit 4). Proven in
+// both modes; the bucket divided by 4 instead of 2 is refuted in both.
+TEST(EdgeCases, FlatGradientBucketIsChecked) {
+  for (const std::string flags : {"", " --no-reduce"}) {
+    CliRun ok = check_case("flat_bucket", "shards" + flags);
+    EXPECT_EQ(ok.exit_code, 0) << ok.out;
+    CliRun bad = check_case("flat_bucket", "shards_wrong" + flags);
+    EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  }
+}
+
 }  // namespace
 }  // namespace onnx_tv::e2e
