@@ -54,6 +54,9 @@ CASES = {
     "arange_full_zeros": ((4,), (4,), lambda w, x: w * torch.arange(4).to(w.dtype) + torch.full((4,), 0.5, dtype=w.dtype)
                           + torch.zeros(4, dtype=w.dtype) + x),
     "inplace_ops": ((4,), (4,), lambda w, x: _inplace(w, x)),
+    "type_promotion": ((4,), (4,), lambda w, x: w * (torch.arange(4) / 2)
+                       + (torch.arange(4) < 2.5).to(w.dtype) * x + (torch.arange(4) * 0.5) * w
+                       + ((torch.arange(4) > 1) * 0.5).to(w.dtype) * w),
     "mutation_through_views": ((4, 3), (4, 3), lambda w, x: _through_views(w, x)),
 }
 

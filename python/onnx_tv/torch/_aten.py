@@ -42,22 +42,58 @@ _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "lt": "Less",
            "gt": "Greater", "ge": "GreaterOrEqual", "eq": "Equal"}
 
 
+def _fake(c, a):
+    """A stand-in for an operand in torch's type promotion: a tensor of its dtype and rank
+    (0-d and n-d tensors promote differently), or the Python number itself."""
+    import torch
+    if isinstance(a, torch.fx.Node):
+        return torch.empty([1] * len(c.shape(a)), dtype=c.torch_dtype(a))
+    return a
+
+
+def _compute_dtype(c, n, fx_operands):
+    """The dtype torch computes in: the result's, or for a comparison the operands' promoted
+    type (int64 positions against 2.5 compare as floats)."""
+    import torch
+    fakes = [_fake(c, a) for a in fx_operands]
+    if c.torch_dtype(n) != torch.bool or all(not isinstance(f, torch.Tensor) for f in fakes):
+        return c.dtype(n)
+    t = fakes[0]
+    for f in fakes[1:]:
+        t = torch.empty((), dtype=torch.result_type(t, f)) if isinstance(t, torch.Tensor) or \
+            isinstance(f, torch.Tensor) else t
+    return torch.empty((), dtype=t.dtype).numpy().dtype if isinstance(t, torch.Tensor) else c.dtype(n)
+
+
+def _in(c, n, value, fx_operand, dtype):
+    """An operand as `dtype`: a Python number written in it, a tensor cast when it differs."""
+    if isinstance(value, (bool, int, float)):
+        return c.g.const(value, dtype)
+    import torch
+    if isinstance(fx_operand, torch.fx.Node) and c.dtype(fx_operand) != dtype:
+        from ._onnx_graph import onnx_dtype
+        return c.g.node("Cast", [value], c.sub_name(n, "cast"), to=onnx_dtype(dtype))
+    return value
+
+
 @converts(*_BINARY)
 def _binary(c, n, a, b, alpha=1, rounding_mode=None):
     op = n.target.overloadpacket.__name__.rstrip("_")
     if rounding_mode is not None:
         raise UnsupportedOp("div with rounding_mode=%r" % rounding_mode)
-    a, b = c.operand(n, a), c.operand(n, b)
+    dt = _compute_dtype(c, n, n.args[:2])
+    a, b = _in(c, n, a, n.args[0], dt), _in(c, n, b, n.args[1], dt)
     if alpha != 1:
-        b = c.g.node("Mul", [b, c.scalar(n, alpha)], c.sub_name(n, "alpha"))
+        b = c.g.node("Mul", [b, c.g.const(alpha, dt)], c.sub_name(n, "alpha"))
     return c.g.node(_BINARY[op], [a, b], c.name(n))
 
 
 @converts("rsub")
 def _rsub(c, n, a, b, alpha=1):
-    a, b = c.operand(n, a), c.operand(n, b)
+    dt = _compute_dtype(c, n, n.args[:2])
+    a, b = _in(c, n, a, n.args[0], dt), _in(c, n, b, n.args[1], dt)
     if alpha != 1:
-        a = c.g.node("Mul", [a, c.scalar(n, alpha)], c.sub_name(n, "alpha"))
+        a = c.g.node("Mul", [a, c.g.const(alpha, dt)], c.sub_name(n, "alpha"))
     return c.g.node("Sub", [b, a], c.name(n))
 
 
@@ -90,17 +126,21 @@ def _pow(c, n, x, e):
         return c.g.node("Reciprocal", [x], c.name(n))
     if e == -0.5:
         return c.g.node("Reciprocal", [c.g.node("Sqrt", [x], c.sub_name(n, "sqrt"))], c.name(n))
-    return c.g.node("Pow", [x, c.scalar(n, e)], c.name(n))
+    return c.g.node("Pow", [x, c.g.const(e, c.dtype(n))], c.name(n))
 
 
 @converts("where")
 def _where(c, n, cond, a, b):
-    return c.g.node("Where", [cond, c.operand(n, a), c.operand(n, b)], c.name(n))
+    dt = c.dtype(n)
+    return c.g.node("Where", [cond, _in(c, n, a, n.args[1], dt), _in(c, n, b, n.args[2], dt)],
+                    c.name(n))
 
 
 @converts("masked_fill")
 def _masked_fill(c, n, x, mask, value):
-    return c.g.node("Where", [mask, c.operand(n, value), x], c.name(n))
+    dt = c.dtype(n)
+    return c.g.node("Where", [mask, _in(c, n, value, n.args[2], dt), _in(c, n, x, n.args[0], dt)],
+                    c.name(n))
 
 
 @converts("clone", "detach", "alias", "lift_fresh_copy", "contiguous", "lift_fresh")

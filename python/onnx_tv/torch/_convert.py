@@ -48,10 +48,12 @@ class Converter:
         t = self._constant(node)
         return [int(s) for s in (t.shape if t is not None else _meta(node).shape)]
 
-    def dtype(self, node):
+    def torch_dtype(self, node):
         t = self._constant(node)
-        dtype = t.dtype if t is not None else _meta(node).dtype
-        return torch.empty((), dtype=dtype).numpy().dtype
+        return t.dtype if t is not None else _meta(node).dtype
+
+    def dtype(self, node):
+        return torch.empty((), dtype=self.torch_dtype(node)).numpy().dtype
 
     def onnx_type(self, node):
         return onnx_dtype(self.dtype(node))
@@ -63,20 +65,6 @@ class Converter:
         return "%s/%s" % (self.name(node), what)
 
     def alias(self, node, value):
-        return value
-
-    def _tensor_dtype(self, node):
-        for a in node.args:
-            if isinstance(a, torch.fx.Node) and ("tensor_meta" in a.meta or a.op == "get_attr"):
-                return self.dtype(a)
-        return self.dtype(node)
-
-    def scalar(self, node, value):
-        return self.g.const(value, self._tensor_dtype(node))
-
-    def operand(self, node, value):
-        if isinstance(value, (bool, int, float)):
-            return self.scalar(node, value)
         return value
 
     # ---- the walk ---------------------------------------------------------------------------
