@@ -86,6 +86,41 @@ class SpecExport(unittest.TestCase):
             ott.export_step(Odd(), lambda o: o.sum(), (torch.randn(3, 4),))
         self.assertIn("cumprod", str(e.exception))
 
+    def test_inputs_changed_in_place_are_not_the_users(self):
+        """A forward that scales its input in place: exported as written, and the caller's
+        tensor is left alone (the step is traced on copies, twice)."""
+        class Scales(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = torch.nn.Parameter(torch.randn(4))
+
+            def forward(self, x):
+                x.mul_(2)
+                return x * self.w
+
+        x = torch.randn(4)
+        before = x.clone()
+        m = Scales()
+        model = ott.export_step(m, lambda o: o.sum(), (x,))
+        self.assertTrue(torch.equal(x, before))
+        got = run_onnx(model, {"w": m.w.detach().double().numpy(), "x": x.double().numpy()})
+        np.testing.assert_allclose(got["w.grad"], 2 * x.double().numpy(), rtol=1e-12)
+
+    def test_state_updated_in_forward_is_refused(self):
+        class Ema(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = torch.nn.Parameter(torch.randn(4))
+                self.register_buffer("avg", torch.zeros(4))
+
+            def forward(self, x):
+                self.avg.mul_(0.9).add_(0.1 * x.detach())
+                return x * self.w
+
+        with self.assertRaises(ott.ExportError) as e:
+            ott.export_step(Ema(), lambda o: o.sum(), (torch.randn(4),))
+        self.assertIn("in place", str(e.exception))
+
     def test_uninitialised_read_is_refused(self):
         class ReadsEmpty(torch.nn.Module):
             def __init__(self):

@@ -57,8 +57,25 @@ CASES = {
     "type_promotion": ((4,), (4,), lambda w, x: w * (torch.arange(4) / 2)
                        + (torch.arange(4) < 2.5).to(w.dtype) * x + (torch.arange(4) * 0.5) * w
                        + ((torch.arange(4) > 1) * 0.5).to(w.dtype) * w),
+    "relu_clamp_maximum": ((4,), (4,), lambda w, x: F.relu(w * x) + torch.clamp(w, -0.5, 0.5)
+                           + torch.maximum(w, x) + torch.minimum(w, 0.3 * x) + w.clamp(min=0.1)),
+    "mv_dot_baddbmm": ((3, 4), (4,), lambda w, x: (w @ x) * torch.dot(x, x) + torch.baddbmm(
+        w.unsqueeze(0), w.unsqueeze(0), torch.ones(1, 4, 4, dtype=w.dtype)).sum(0)[0, :3]),
+    "stepped_slices": ((6, 4), (6, 4), lambda w, x: (w * x)[::2] + (w - x)[1::2]
+                       + w[::2, ::3].sum(-1, keepdim=True)),
+    "zero_grad_fill": ((4,), (4,), lambda w, x: _zero_fill(w, x)),
     "mutation_through_views": ((4, 3), (4, 3), lambda w, x: _through_views(w, x)),
 }
+
+
+def _zero_fill(w, x):
+    y = w * x
+    z = torch.empty_like(y)
+    z.zero_()
+    z.add_(y)
+    t = torch.empty(4, dtype=w.dtype)
+    t.fill_(2.0)
+    return z * t + y
 
 
 def _through_views(w, x):

@@ -414,6 +414,102 @@ class Refusals(unittest.TestCase):
         self.assertIn("requires grad", str(e.exception))
 
 
+def async_dp_step(divide_before_wait=False):
+    def step(model, x, y):
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        dp = ott.group("dp")
+        works = [dist.all_reduce(p.grad, group=dp, async_op=True) for p in model.parameters()]
+        if divide_before_wait:  # a race in a job
+            for p in model.parameters():
+                p.grad /= 2
+        for w in works:
+            w.wait()
+        if not divide_before_wait:
+            for p in model.parameters():
+                p.grad /= 2
+        return loss
+    return step
+
+
+def gather_stacked_step(model, x, y):
+    """The loss gathered for logging in torch's stacked form, then the gradients averaged."""
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    dp = ott.group("dp")
+    losses = torch.empty(2)
+    dist.all_gather_into_tensor(losses, loss.detach(), group=dp)
+    for p in model.parameters():
+        dist.all_reduce(p.grad, group=dp)
+        p.grad /= 2
+    return loss
+
+
+class AsyncAndForms(unittest.TestCase):
+    def plan(self, step, reinit=False, placements=None):
+        torch.manual_seed(0)
+        x, y = torch.randn(4, 8), torch.randn(4, 8)
+        plan = ott.Plan(MLP(), torch.nn.functional.mse_loss, (x,), (y,), mesh=ott.Mesh(dp=2))
+        for _ in plan.ranks():
+            if reinit:  # a per-rank re-initialisation of the master weight: a real bug
+                with torch.no_grad():
+                    plan.model.w1.weight.normal_()
+            model = MLP()
+            model.s, model.w1, model.w2 = plan.model.s, plan.model.w1, plan.model.w2
+            plan.add_rank(model, (ott.shard(x, dp=0),), (ott.shard(y, dp=0),), step=step,
+                          placements=placements)
+        with tempfile.TemporaryDirectory() as tmp:
+            spec, shards = plan.write(tmp)
+            return onnx_tv.check(spec, shards)
+
+    def test_async_all_reduce_waited(self):
+        self.assertEqual(self.plan(async_dp_step()).verdict, "EQUIVALENT")
+
+    def test_async_buffer_written_before_wait(self):
+        with self.assertRaises(RuntimeError) as e:
+            self.plan(async_dp_step(divide_before_wait=True))
+        self.assertIn("before its wait()", str(e.exception))
+
+    def test_stacked_all_gather(self):
+        self.assertEqual(self.plan(gather_stacked_step).verdict, "EQUIVALENT")
+
+    def test_full_weights_reinitialised_per_rank(self):
+        with self.assertRaises(ValueError) as e:
+            self.plan(async_dp_step(), reinit=True)
+        self.assertIn("changed after Plan()", str(e.exception))
+
+    def test_given_placement_that_the_values_contradict(self):
+        with self.assertRaises(ott.BindingError) as e:
+            self.plan(async_dp_step(), placements={"x": ["Replicate()"]})
+        self.assertIn("given placement", str(e.exception))
+
+
+class PipelineAsync(unittest.TestCase):
+    def test_irecv_buffer_read_before_wait(self):
+        """The activation irecv'd is used before wait(): refused, never proven."""
+        torch.manual_seed(0)
+        cfg = L.Config()
+        x, y = torch.randn(2, cfg.seq, cfg.dim), torch.randn(2, cfg.seq, cfg.dim)
+
+        def last(model, x, y):
+            h = torch.empty_like(x)
+            req = dist.irecv(h, src=0)
+            out = model(h.requires_grad_())
+            req.wait()
+            loss = L.loss_fn(out, y)
+            loss.backward()
+            dist.send(h.grad, dst=0)
+            return loss
+
+        plan = ott.Plan(L.Block(cfg), L.loss_fn, (x,), (y,), mesh=ott.Mesh(pp=2))
+        with self.assertRaises((RuntimeError, ott.ExportError)):
+            for rank in plan.ranks():
+                if rank == 0:
+                    plan.add_rank(L.AttnStage(plan.model), (x,), (y,), step=L.first_stage_step)
+                else:
+                    plan.add_rank(L.FFNStage(plan.model), (x,), (y,), step=last)
+
+
 class Bindings(unittest.TestCase):
     def test_piece_that_is_no_block_asks_for_a_placement(self):
         torch.manual_seed(0)

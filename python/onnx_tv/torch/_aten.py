@@ -107,6 +107,63 @@ def _unary(c, n, x):
     return c.g.node(_UNARY[n.target.overloadpacket.__name__.rstrip("_")], [x], c.name(n))
 
 
+@converts("maximum", "minimum")
+def _max_min(c, n, a, b):
+    dt = c.dtype(n)
+    op = "Max" if n.target.overloadpacket.__name__ == "maximum" else "Min"
+    return c.g.node(op, [_in(c, n, a, n.args[0], dt), _in(c, n, b, n.args[1], dt)], c.name(n))
+
+
+@converts("clamp", "clamp_min", "clamp_max")
+def _clamp(c, n, x, lo=None, hi=None):
+    fx = list(n.args[1:3]) + [None] * 2
+    if n.target.overloadpacket.__name__ == "clamp_max":
+        lo, hi, fx = None, lo, [None, fx[0]]
+    dt = c.dtype(n)
+    y = x
+    if lo is not None:
+        y = c.g.node("Max", [y, _in(c, n, lo, fx[0], dt)],
+                     c.sub_name(n, "low") if hi is not None else c.name(n))
+    if hi is not None:
+        y = c.g.node("Min", [y, _in(c, n, hi, fx[1], dt)], c.name(n))
+    return y
+
+
+@converts("logical_and", "logical_or", "logical_not", "bitwise_and", "bitwise_or", "bitwise_not")
+def _logical(c, n, a, b=None):
+    """On booleans (masks and their backward conditions), as Where: and = a ? b : false."""
+    name = n.target.overloadpacket.__name__.split("_")[1]
+    if any(c.torch_dtype(x) != __import__("torch").bool for x in n.args if hasattr(x, "op")):
+        raise UnsupportedOp("%s on non-boolean tensors" % n.target.overloadpacket.__name__)
+    f, t = c.g.const(False, np.bool_), c.g.const(True, np.bool_)
+    if name == "and":
+        return c.g.node("Where", [a, b, f], c.name(n))
+    if name == "or":
+        return c.g.node("Where", [a, t, b], c.name(n))
+    return c.g.node("Where", [a, f, t], c.name(n))
+
+
+@converts("baddbmm")
+def _baddbmm(c, n, bias, a, b, beta=1, alpha=1):
+    dt = c.dtype(n)
+    prod = c.g.node("MatMul", [a, b], c.sub_name(n, "bmm"))
+    if alpha != 1:
+        prod = c.g.node("Mul", [prod, c.g.const(alpha, dt)], c.sub_name(n, "alpha"))
+    if beta == 0:
+        return c.alias(n, prod)
+    if beta != 1:
+        bias = c.g.node("Mul", [bias, c.g.const(beta, dt)], c.sub_name(n, "beta"))
+    return c.g.node("Add", [bias, prod], c.name(n))
+
+
+@converts("threshold_backward")
+def _threshold_backward(c, n, grad, x, threshold):
+    """relu's backward: the gradient where x > threshold, else 0."""
+    dt = c.dtype(n)
+    keep = c.g.node("Greater", [x, c.g.const(threshold, c.dtype(n.args[1]))], c.sub_name(n, "on"))
+    return c.g.node("Where", [keep, grad, c.g.const(0, dt)], c.name(n))
+
+
 @converts("rsqrt")
 def _rsqrt(c, n, x):
     return c.g.node("Reciprocal", [c.g.node("Sqrt", [x], c.sub_name(n, "sqrt"))], c.name(n))
@@ -169,7 +226,7 @@ def _copy(c, n, dst, src, non_blocking=False):
 
 # ---- matrix products ------------------------------------------------------------------------
 
-@converts("mm", "bmm", "matmul")
+@converts("mm", "bmm", "matmul", "mv", "dot")
 def _matmul(c, n, a, b):
     return c.g.node("MatMul", [a, b], c.name(n))
 
@@ -311,11 +368,15 @@ def _unbind(c, n, x, dim=0):
 def _slice_scatter(c, n, base, src, dim=0, start=None, end=None, step=1):
     """base with [start:end) along dim replaced by src: the pieces of base around it and src,
     concatenated (the backward of a slice, with a zero base)."""
-    if step != 1:
-        raise UnsupportedOp("slice_scatter with step %d" % step)
     shape = c.shape(n.args[0])
     d = _axis(dim, len(shape))
     start, end = _clamp_range(start, end, shape[d])
+    if step != 1:  # every step-th position from src: a Gather from base and src side by side
+        take = np.arange(shape[d], dtype=np.int64)
+        picked = np.arange(start, end, step, dtype=np.int64)
+        take[picked] = shape[d] + np.arange(picked.size, dtype=np.int64)
+        both = c.g.node("Concat", [base, src], c.sub_name(n, "both"), axis=d)
+        return c.g.node("Gather", [both, c.g.ints(take)], c.name(n), axis=d)
     pieces = []
     if start > 0:
         pieces.append(c.g.node("Slice", [base, c.g.ints([0]), c.g.ints([start]), c.g.ints([d])],
@@ -490,7 +551,8 @@ def _empty(c, n, *a, **kw):
     """An uninitialised buffer may only be filled (copy_, a Recv): read, its value is unknown."""
     for user in n.users:
         name = getattr(getattr(user.target, "overloadpacket", None), "__name__", "")
-        if name not in ("copy_", "copy", "recv") or user.args[0] is not n:
+        if name not in ("copy_", "copy", "recv", "pending", "zero_", "zero", "fill_", "fill") \
+                or user.args[0] is not n:
             raise UnsupportedOp("an uninitialised tensor (torch.empty) is read by '%s'" % user.name)
     return _filled(c, n, 0)
 
@@ -574,12 +636,12 @@ def comm_node(c, n, op, inputs, **attrs):
 # make_fx records `g.div_(n)` as aten.div_ and points later uses of `g` at that node, so an
 # in-place op is its out-of-place op whose result replaces the tensor.
 
-@converts("zero_")
+@converts("zero_", "zero")
 def _zero_(c, n, x):
     return _filled(c, n, 0)
 
 
-@converts("fill_")
+@converts("fill_", "fill")
 def _fill_(c, n, x, value):
     if not isinstance(value, (int, float)):
         return c.g.node("Expand", [value, c.g.ints(c.shape(n))], c.name(n))

@@ -122,3 +122,21 @@ def bindings_for_value(value, spec, full_shape, regions, mesh):
                           for (s, e), n in zip(reg, full_shape)]
         out.append(b)
     return out
+
+
+def check_given(b, kind, full, piece, mesh, rank):
+    """A placement or slice the user gave must say what the rank's tensor holds: the proof
+    would otherwise be about another plan than the one that runs."""
+    if any(str(p).startswith("Partial") for p in b.get("placements", [])) or "partial" in b:
+        return  # addends: nothing to compare with
+    if "placements" in b:
+        region = _region_of(list(b["placements"]), list(full.shape), mesh, mesh.coords(rank))
+    elif "slice" in b:
+        region = [(0, n) if r is None else tuple(r) for r, n in zip(b["slice"], full.shape)]
+    else:
+        return  # a partial or other form: nothing to compare with
+    block = full[tuple(slice(s, e) for s, e in region)]
+    if block.shape != piece.shape or not torch.equal(block, piece):
+        raise BindingError("rank %d's %s '%s' is not what its given placement says (%s): its "
+                           "values differ from that block of the full tensor" %
+                           (rank, kind, b["value"], b.get("placements", b.get("slice"))))

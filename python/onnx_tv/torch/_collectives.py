@@ -21,6 +21,8 @@ _LIB.define("all_to_all(Tensor x, int[] group, str[] axes, int split_axis, int c
 _LIB.define("broadcast(Tensor x, int[] group, str[] axes, int root) -> Tensor")
 _LIB.define("send(Tensor x, int peer, str peer_axis, int peer_offset, int tag) -> Tensor")
 _LIB.define("recv(Tensor like, int peer, str peer_axis, int peer_offset, int tag) -> Tensor")
+# The value of an async call's buffer before wait(): reading it is refused on export.
+_LIB.define("pending(Tensor x) -> Tensor")
 
 
 def _impl(name):
@@ -63,6 +65,11 @@ def _send(x, peer, peer_axis, peer_offset, tag):
 @_impl("recv")
 def _recv(like, peer, peer_axis, peer_offset, tag):
     return torch.zeros_like(like)
+
+
+@_impl("pending")
+def _pending(x):
+    return x.clone()
 
 
 # ---- writing them as ONNX -----------------------------------------------------------------
@@ -114,6 +121,12 @@ def _w_recv(c, n, like, peer, peer_axis, peer_offset, tag):
     y = _aten.comm_node(c, n, "Recv", [], **_peer_attrs(peer, peer_axis, peer_offset, tag))
     c.g.declare(y, c.dtype(n), c.shape(n))
     return y
+
+
+@_aten.converts("onnx_tv::pending")
+def _w_pending(c, n, x):
+    raise _aten.UnsupportedOp("the buffer of an async collective or irecv is read before its "
+                              "wait() (a race in a job): wait first")
 
 
 ops = torch.ops.onnx_tv

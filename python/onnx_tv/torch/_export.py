@@ -73,13 +73,15 @@ def step_program(module, inputs, targets=(), loss_fn=None, step=None, input_name
         has_loss.append(loss is not None)
         return ([loss] if loss is not None else []) + grads
 
+    # Clones: the step may change its inputs in place, and the trace runs it twice.
     args = [p.detach().clone().requires_grad_(True) for _, p in params] + \
-        [t.detach() for t in inputs + targets]
+        [t.detach().clone() for t in inputs + targets]
     gm = trace(run, args, modules=[module])
     outs = (["loss"] if has_loss[-1] else []) + [n + ".grad" for n in pnames]
     model = to_onnx(gm, pnames + in_names + tg_names, outs, graph_name=graph_name)
-    info = StepInfo(params={n: p.detach() for n, p in params},
-                    inputs=dict(zip(in_names + tg_names, [t.detach() for t in inputs + targets])),
+    info = StepInfo(params={n: p.detach().clone() for n, p in params},
+                    inputs=dict(zip(in_names + tg_names,
+                                    [t.detach().clone() for t in inputs + targets])),
                     outputs=outs)
     return model, info
 

@@ -81,11 +81,43 @@ class FakeGroup:
 
 
 class _Work:
+    """What an async call returns. Its result lands in the buffers at wait(): until then they
+    hold a marker that the exporter refuses to read (an async collective's buffer read before
+    wait() is a race in a job), and a write to a buffer or input before wait() is refused."""
+
+    def __init__(self, finish=None, watched=()):
+        self._finish = finish
+        self._watched = [(t, t._version) for t in watched]
+
     def wait(self, *a, **k):
+        if self._finish is not None:
+            finish, self._finish = self._finish, None
+            for t, version in self._watched:
+                if t._version != version:
+                    raise RuntimeError(
+                        "a tensor of an async collective or isend/irecv was written before its "
+                        "wait(): in a job that is a race; finish the call first")
+            finish()
         return True
 
     def is_completed(self):
-        return True
+        return self._finish is None
+
+
+def _land(async_op, results, inputs=()):
+    """Puts each result into its buffer ([(buffer, value)]): at once, or at wait() for an
+    async call (the buffers marked pending until then)."""
+    if not async_op:
+        for buf, value in results:
+            buf.copy_(value)
+        return None
+    for buf, _ in results:
+        buf.copy_(ops.pending(buf))
+    def finish():
+        with torch.no_grad():  # the data arrives as in a job: not through autograd
+            for buf, value in results:
+                buf.copy_(value)
+    return _Work(finish, [buf for buf, _ in results] + list(inputs))
 
 
 class _World:
@@ -152,28 +184,29 @@ def _patches(w):
     def all_reduce(t, op=None, group=None, async_op=False):
         _no_autograd("all_reduce", t)
         ranks, axes = w.args(group)
-        t.copy_(ops.all_reduce(t, ranks, axes, _reduce_name(op)))
-        return _Work() if async_op else None
+        return _land(async_op, [(t, ops.all_reduce(t, ranks, axes, _reduce_name(op)))])
 
     def all_gather_into_tensor(out, t, group=None, async_op=False):
         _no_autograd("all_gather_into_tensor", out, t)
         ranks, axes = w.args(group)
-        out.copy_(ops.all_gather(t, ranks, axes, 0))
-        return _Work() if async_op else None
+        if t.dim() == 0 or (out.dim() == t.dim() + 1 and out.shape[0] == len(ranks)):
+            gathered = ops.all_gather(t.unsqueeze(0), ranks, axes, 0)  # the stacked form
+        else:
+            gathered = ops.all_gather(t, ranks, axes, 0)
+        return _land(async_op, [(out, gathered.reshape(out.shape))], [t])
 
     def all_gather(tensor_list, t, group=None, async_op=False):
         _no_autograd("all_gather", t, *tensor_list)
         ranks, axes = w.args(group)
         full = ops.all_gather(t.unsqueeze(0), ranks, axes, 0)
-        for i, dst in enumerate(tensor_list):
-            dst.copy_(full[i])
-        return _Work() if async_op else None
+        return _land(async_op, [(dst, full[i]) for i, dst in enumerate(tensor_list)], [t])
 
     def reduce_scatter_tensor(out, t, op=None, group=None, async_op=False):
         _no_autograd("reduce_scatter_tensor", out, t)
         ranks, axes = w.args(group)
-        out.copy_(ops.reduce_scatter(t, ranks, axes, 0, _reduce_name(op), ranks.index(w.rank)))
-        return _Work() if async_op else None
+        # concatenated ([n*k, ...]) or stacked ([n, *out.shape]) input: chunk along dim 0
+        part = ops.reduce_scatter(t, ranks, axes, 0, _reduce_name(op), ranks.index(w.rank))
+        return _land(async_op, [(out, part.reshape(out.shape))], [t])
 
     def all_to_all_single(out, t, output_split_sizes=None, input_split_sizes=None, group=None,
                           async_op=False):
@@ -181,35 +214,35 @@ def _patches(w):
         if output_split_sizes or input_split_sizes:
             raise ValueError("all_to_all_single with uneven splits has no onnx_tv form yet")
         ranks, axes = w.args(group)
-        out.copy_(ops.all_to_all(t, ranks, axes, 0, 0))
-        return _Work() if async_op else None
+        return _land(async_op, [(out, ops.all_to_all(t, ranks, axes, 0, 0))], [t])
 
     def broadcast(t, src, group=None, async_op=False):
         _no_autograd("broadcast", t)
         ranks, axes = w.args(group)
-        t.copy_(ops.broadcast(t, ranks, axes, ranks.index(src)))
-        return _Work() if async_op else None
+        return _land(async_op, [(t, ops.broadcast(t, ranks, axes, ranks.index(src)))])
 
     def send(t, dst, group=None, tag=0):
         _no_autograd("send", t)
         peer, axis, off = w.peer(dst)
         ops.send(t, peer, axis, off, tag)
 
-    def recv(t, src=None, group=None, tag=0):
+    def _recv(t, src, tag, async_op):
         _no_autograd("recv", t)
         if src is None:
             raise ValueError("recv from any source has no onnx_tv form: name the source rank")
         peer, axis, off = w.peer(src)
-        t.copy_(ops.recv(t, peer, axis, off, tag))
+        return _land(async_op, [(t, ops.recv(t, peer, axis, off, tag))])
+
+    def recv(t, src=None, group=None, tag=0):
+        _recv(t, src, tag, False)
         return src
 
     def isend(t, dst, group=None, tag=0):
         send(t, dst, group, tag)
-        return _Work()
+        return _Work(lambda: None, [t])
 
     def irecv(t, src=None, group=None, tag=0):
-        recv(t, src, group, tag)
-        return _Work()
+        return _recv(t, src, tag, True)
 
     return {
         "is_initialized": lambda: True, "is_available": lambda: True,

@@ -18,7 +18,7 @@ import os
 import onnx
 import torch
 
-from ._bindings import bindings_for_value, region_of_piece
+from ._bindings import bindings_for_value, check_given, region_of_piece
 from ._export import step_program
 from ._fake_dist import current_world, fake_distributed
 
@@ -74,6 +74,7 @@ class Plan:
         if w is None:
             raise RuntimeError("add_rank is for use inside `for rank in plan.ranks():`")
         rank = w.rank
+        self._full_unchanged(rank)
         prog, info = step_program(model, inputs, targets,
                                   loss_fn=None if step else self.loss_fn, step=step,
                                   input_names=self.input_names, target_names=self.target_names,
@@ -88,6 +89,7 @@ class Plan:
                     given = placements[name]
                     b = {"rank": rank, "value": name, "spec": name}
                     b.update(given if isinstance(given, dict) else {"placements": list(given)})
+                    check_given(b, kind, self.full[name], piece, self.mesh, rank)
                     self.given.setdefault(rank, []).append(b)
                     if kind == "parameter":
                         self.given[rank].append(dict(b, value=name + ".grad", spec=name + ".grad"))
@@ -99,6 +101,16 @@ class Plan:
         self.programs[rank] = prog
         self.has_loss[rank] = "loss" in info.outputs
         return prog
+
+    def _full_unchanged(self, rank):
+        """Shards are located in the values Plan() drew; code that writes into the full model
+        afterwards (a per-rank re-initialisation) would cut its shards from another tensor."""
+        for name, p in self.model.named_parameters():
+            if name in self.full and not torch.equal(p.detach(), self.full[name]):
+                raise ValueError(
+                    "the full model's parameter '%s' changed after Plan() drew its values (by "
+                    "rank %d's code or before it): shards must be cut from the full weights "
+                    "as they are, not re-initialised" % (name, rank))
 
     def _bindings(self):
         shapes = {n: list(t.shape) for n, t in self.full.items()}
@@ -124,8 +136,10 @@ class Plan:
         if self.loss == "replicated":
             return {"rank": rank, "value": "loss", "spec": "loss"}
         if batch_axes is None:
-            raise ValueError("the inputs are split other than by placements, so the loss's "
-                             "relation is not known: give Plan(loss='replicated'), 'sum' or None")
+            raise ValueError("the inputs are split by slices that no placements describe, so "
+                             "how the ranks' losses make up the spec's is not known: give "
+                             "Plan(loss='replicated') if every rank holds the whole loss, or "
+                             "loss=None to leave the loss out")
         if not batch_axes:
             return {"rank": rank, "value": "loss", "spec": "loss"}
         pl = ["Partial()" if a in batch_axes else "Replicate()" for a in range(len(self.mesh.axes))]

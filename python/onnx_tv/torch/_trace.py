@@ -25,7 +25,8 @@ _DECOMPOSE = ["mse_loss", "mse_loss_backward", "silu", "silu_backward", "gelu", 
               "leaky_relu_backward", "softplus_backward", "logit_backward", "slice_backward",
               "select_backward", "transpose_backward", "permute_backward", "t_backward",
               "unsqueeze_backward", "squeeze_backward", "expand_backward", "sum_backward",
-              "mean_backward", "_reshape_alias", "rsub", "var_mean", "var"]
+              "mean_backward", "_reshape_alias", "rsub", "var_mean", "var", "baddbmm",
+              "addmv", "addcmul", "addcdiv", "lerp"]
 
 
 def decompositions():
@@ -197,7 +198,17 @@ def _functional(gm, args):
     from functorch import functionalize
     scopes = _Scopes()
     with _tagging(scopes):
-        return make_fx(functionalize(lambda *a: _ScopedInterpreter(gm, scopes).run(*a)))(
-            *[a.detach() for a in args])
+        try:
+            return make_fx(functionalize(lambda *a: _ScopedInterpreter(gm, scopes).run(*a)))(
+                *[a.detach() for a in args])
+        except RuntimeError as e:
+            if "functional tensor" not in str(e) and "Functionalization" not in str(e):
+                raise
+            from ._convert import ExportError
+            raise ExportError(
+                "the step changes a tensor of the module in place (a buffer such as BatchNorm's "
+                "running statistics or an EMA): the exporter writes the step's outputs, the loss "
+                "and the gradients, and cannot carry state updates; turn them off for the "
+                "export (model.eval(), momentum=0) or make the state an output of the step") from None
 
 
