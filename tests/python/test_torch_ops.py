@@ -84,7 +84,9 @@ def _through_views(w, x):
     y = w * x
     y[1:3].mul_(10)
     y.t()[0].add_(5)
-    return y
+    z = (w * x).t()  # a transposed layout: autograd's buffers for it are transposed too
+    z[0].mul_(2)
+    return y + z.t()
 
 
 def _inplace(w, x):

@@ -408,15 +408,25 @@ _VIEWS = {"view", "_unsafe_view", "reshape", "slice", "select", "t", "transpose"
           "diagonal", "narrow", "unfold", "view_as", "_reshape_alias"}
 
 
-def _own_storage(c, node):
+def _storage_order(c, node):
+    """The permutation that lays `node`'s tensor out as its storage holds it (row-major after
+    transposing by it), when the tensor owns a dense storage from offset 0: it is made by an op
+    that allocates (not a view of another tensor) and its strides are a permutation of dense
+    row-major ones (a transposed layout autograd allocated, say). None otherwise."""
     shape = c.shape(node)
-    row_major = [int(np.prod(shape[k + 1:])) for k in range(len(shape))]
     meta = node.meta.get("tensor_meta")
-    strided = list(meta.stride) if meta is not None else row_major
-    is_view = node.op == "call_function" and \
-        getattr(getattr(node.target, "overloadpacket", None), "__name__", "") in _VIEWS
-    dense = all(st == rm for st, rm, n in zip(strided, row_major, shape) if n > 1)
-    return dense and not is_view
+    if meta is None:
+        return list(range(len(shape)))
+    if _is_view(node):
+        return None
+    strides = list(meta.stride)
+    perm = sorted(range(len(shape)), key=lambda d: (-strides[d], d))
+    expected = 1
+    for d in reversed(perm):
+        if shape[d] > 1 and strides[d] != expected:
+            return None
+        expected *= shape[d]
+    return perm
 
 
 def _positions(size, stride, offset):
@@ -428,35 +438,79 @@ def _positions(size, stride, offset):
     return idx
 
 
-def _flat(c, n, x, node):
-    if not _own_storage(c, node):
-        raise UnsupportedOp("as_strided of a view or of a non-contiguous tensor")
+def _is_view(node):
+    return node.op == "call_function" and \
+        getattr(getattr(node.target, "overloadpacket", None), "__name__", "") in _VIEWS
+
+
+def _flat(c, n, x, node, through_views=False):
+    """The elements of x's storage, in storage order. as_strided reads the storage of its
+    input, views included (its positions are absolute), so with `through_views` a view is
+    followed up to the tensor that owns the storage."""
+    while through_views and _is_view(node):
+        node = node.args[0]
+        x = c.env[node]
+    perm = _storage_order(c, node)
+    if perm is None:
+        raise UnsupportedOp("as_strided of a view, or of a tensor whose storage is not dense")
+    if perm != sorted(perm):
+        x = c.g.node("Transpose", [x], c.sub_name(n, "storage_order"), perm=perm)
     return c.g.node("Reshape", [x, c.g.ints([-1])], c.sub_name(n, "flat"))
 
 
 @converts("as_strided")
-def _as_strided(c, n, x, size, stride, offset=0):
+def _as_strided(c, n, x, size, stride, offset=None):
+    src = n.args[0]
+    if offset is None and _is_view(src):
+        raise UnsupportedOp("as_strided of a view at the view's own storage offset")
+    flat = _flat(c, n, x, src, through_views=True)
+    base = src
+    while _is_view(base):
+        base = base.args[0]
     idx = _positions(list(size), list(stride), offset or 0)
-    total = int(np.prod(c.shape(n.args[0])))
+    total = int(np.prod(c.shape(base)))
     if idx.size and (idx.min() < 0 or idx.max() >= total):
-        raise UnsupportedOp("as_strided outside its input")
-    return c.g.node("Gather", [_flat(c, n, x, n.args[0]), c.g.ints(idx)], c.name(n), axis=0)
+        raise UnsupportedOp("as_strided outside its input's storage")
+    return c.g.node("Gather", [flat, c.g.ints(idx)], c.name(n), axis=0)
+
+
+def _element_positions(c, node):
+    """The storage position of each element of `node`'s tensor, in its logical row-major
+    order: from its strides when it owns its storage, from its own size, stride and offset
+    when it is an as_strided view; None for other views."""
+    shape = c.shape(node)
+    if _is_view(node):
+        name = node.target.overloadpacket.__name__
+        if name != "as_strided" or len(node.args) < 4 or node.args[3] is None:
+            return None
+        return _positions(list(node.args[1]), list(node.args[2]), node.args[3]).reshape(-1)
+    if _storage_order(c, node) is None:
+        return None
+    strides = list(node.meta["tensor_meta"].stride) if "tensor_meta" in node.meta else \
+        [int(np.prod(shape[k + 1:])) for k in range(len(shape))]
+    return _positions(shape, strides, 0).reshape(-1)
 
 
 @converts("as_strided_scatter")
 def _as_strided_scatter(c, n, base, src, size, stride, offset=0):
-    """base with the positions as_strided(size, stride, offset) would read set to src: a Gather
-    from base and src side by side, each position taking base's or src's element."""
+    """base with the elements at the storage positions as_strided(size, stride, offset) reads
+    set to src: a Gather from base and src side by side, each element of base (in its logical
+    order) taking its own value or src's."""
     shape = c.shape(n.args[0])
     total = int(np.prod(shape))
+    where = _element_positions(c, n.args[0])
     idx = _positions(list(size), list(stride), offset or 0).reshape(-1)
-    if len(set(idx.tolist())) != idx.size or (idx.size and (idx.min() < 0 or idx.max() >= total)):
+    if where is None or len(set(where.tolist())) != where.size:
+        raise UnsupportedOp("as_strided_scatter into a view whose storage positions are unknown")
+    logical = {int(p): k for k, p in enumerate(where.tolist())}
+    if len(set(idx.tolist())) != idx.size or any(int(p) not in logical for p in idx.tolist()):
         raise UnsupportedOp("as_strided_scatter with overlapping or outside positions")
     take = np.arange(total, dtype=np.int64)
-    take[idx] = total + np.arange(idx.size, dtype=np.int64)
+    for j, p in enumerate(idx.tolist()):
+        take[logical[int(p)]] = total + j
+    flat_base = c.g.node("Reshape", [base, c.g.ints([-1])], c.sub_name(n, "base_flat"))
     flat_src = c.g.node("Reshape", [src, c.g.ints([-1])], c.sub_name(n, "src_flat"))
-    both = c.g.node("Concat", [_flat(c, n, base, n.args[0]), flat_src], c.sub_name(n, "both"),
-                    axis=0)
+    both = c.g.node("Concat", [flat_base, flat_src], c.sub_name(n, "both"), axis=0)
     picked = c.g.node("Gather", [both, c.g.ints(take)], c.sub_name(n, "pick"), axis=0)
     return c.g.node("Reshape", [picked, c.g.ints(shape)], c.name(n))
 
