@@ -63,6 +63,9 @@ CASES = {
         w.unsqueeze(0), w.unsqueeze(0), torch.ones(1, 4, 4, dtype=w.dtype)).sum(0)[0, :3]),
     "stepped_slices": ((6, 4), (6, 4), lambda w, x: (w * x)[::2] + (w - x)[1::2]
                        + w[::2, ::3].sum(-1, keepdim=True)),
+    "flip_xor_addmv": ((3,), (3, 4), lambda w, x: torch.flip(w, [0]) * torch.logical_xor(
+        x[:, 0] > 0, torch.tensor([True, False, True])).to(w.dtype)
+        + torch.addmv(w, x, torch.ones(4, dtype=w.dtype), beta=2, alpha=0.5)),
     "zero_grad_fill": ((4,), (4,), lambda w, x: _zero_fill(w, x)),
     "mutation_through_views": ((4, 3), (4, 3), lambda w, x: _through_views(w, x)),
 }

@@ -445,6 +445,34 @@ def gather_stacked_step(model, x, y):
     return loss
 
 
+def flat_reduce_scatter_step(model, x, y):
+    """ZeRO-style: the flattened gradients reduce-scattered from a [1, N] view (torch reads the
+    buffers flat), averaged with ReduceOp.AVG, all-gathered back with explicit even splits."""
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    dp = ott.group("dp")
+    ps = list(model.parameters())
+    flat = torch.cat([p.grad.reshape(-1) for p in ps])
+    shard = torch.empty(flat.numel() // 2)
+    dist.reduce_scatter_tensor(shard, flat.reshape(1, -1), op=dist.ReduceOp.AVG, group=dp)
+    back = torch.empty_like(flat)
+    dist.all_gather_into_tensor(back, shard, group=dp)
+    o = 0
+    for p in ps:
+        p.grad.copy_(back[o:o + p.numel()].view_as(p))
+        o += p.numel()
+    return loss
+
+
+def isend_never_waited(model, x, y):
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    dist.isend(loss.detach().reshape(1), dst=1 - dist.get_rank())
+    for p in model.parameters():
+        dist.all_reduce(p.grad, op=dist.ReduceOp.AVG, group=ott.group("dp"))
+    return loss
+
+
 class AsyncAndForms(unittest.TestCase):
     def plan(self, step, reinit=False, placements=None):
         torch.manual_seed(0)
@@ -472,6 +500,27 @@ class AsyncAndForms(unittest.TestCase):
 
     def test_stacked_all_gather(self):
         self.assertEqual(self.plan(gather_stacked_step).verdict, "EQUIVALENT")
+
+    def test_flat_reduce_scatter_average_and_gather(self):
+        self.assertEqual(self.plan(flat_reduce_scatter_step).verdict, "EQUIVALENT")
+
+    def test_isend_never_waited(self):
+        with self.assertRaises(RuntimeError) as e:
+            self.plan(isend_never_waited)
+        self.assertIn("never waited on", str(e.exception))
+
+    def test_unknown_placement_key(self):
+        with self.assertRaises(ValueError) as e:
+            self.plan(async_dp_step(), placements={"w1.wieght": ["Replicate()"]})
+        self.assertIn("w1.wieght", str(e.exception))
+
+    def test_collective_without_a_form(self):
+        def step(model, x, y):
+            dist.all_to_all([torch.empty(2)] * 2, [torch.zeros(2)] * 2)
+            return async_dp_step()(model, x, y)
+        with self.assertRaises(NotImplementedError) as e:
+            self.plan(step)
+        self.assertIn("torch.distributed.all_to_all has no onnx_tv form", str(e.exception))
 
     def test_full_weights_reinitialised_per_rank(self):
         with self.assertRaises(ValueError) as e:

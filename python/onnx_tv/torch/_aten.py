@@ -129,18 +129,50 @@ def _clamp(c, n, x, lo=None, hi=None):
     return y
 
 
-@converts("logical_and", "logical_or", "logical_not", "bitwise_and", "bitwise_or", "bitwise_not")
+@converts("logical_and", "logical_or", "logical_not", "logical_xor", "bitwise_and", "bitwise_or",
+          "bitwise_not", "bitwise_xor")
 def _logical(c, n, a, b=None):
-    """On booleans (masks and their backward conditions), as Where: and = a ? b : false."""
-    name = n.target.overloadpacket.__name__.split("_")[1]
-    if any(c.torch_dtype(x) != __import__("torch").bool for x in n.args if hasattr(x, "op")):
-        raise UnsupportedOp("%s on non-boolean tensors" % n.target.overloadpacket.__name__)
+    """Truth values as Where over booleans (and = a ? b : false); a logical op reads a
+    non-boolean operand as `!= 0`, a bitwise one works on booleans only."""
+    import torch
+    kind, name = n.target.overloadpacket.__name__.split("_")
+    operands = []
+    for v, src in ((a, n.args[0]), (b, n.args[1] if len(n.args) > 1 else None)):
+        if v is None:
+            continue
+        if isinstance(src, torch.fx.Node) and c.torch_dtype(src) != torch.bool:
+            if kind == "bitwise":
+                raise UnsupportedOp("%s on non-boolean tensors" % n.target.overloadpacket.__name__)
+            zero = c.g.const(0, c.dtype(src))
+            v = c.g.node("Where", [c.g.node("Equal", [v, zero], c.sub_name(n, "is_zero")),
+                                   c.g.const(False, np.bool_), c.g.const(True, np.bool_)],
+                         c.sub_name(n, "nonzero"))
+        operands.append(v)
+    a, b = operands[0], operands[1] if len(operands) > 1 else None
     f, t = c.g.const(False, np.bool_), c.g.const(True, np.bool_)
     if name == "and":
         return c.g.node("Where", [a, b, f], c.name(n))
     if name == "or":
         return c.g.node("Where", [a, t, b], c.name(n))
+    if name == "xor":
+        not_b = c.g.node("Where", [b, f, t], c.sub_name(n, "not"))
+        return c.g.node("Where", [a, not_b, b], c.name(n))
     return c.g.node("Where", [a, f, t], c.name(n))
+
+
+@converts("flip")
+def _flip(c, n, x, dims):
+    shape = c.shape(n.args[0])
+    y = x
+    for k, d in enumerate(sorted(_axis(d, len(shape)) for d in dims)):
+        y = c.g.node("Gather", [y, c.g.ints(list(range(shape[d] - 1, -1, -1)))],
+                     c.name(n) if k == len(dims) - 1 else c.sub_name(n, "dim%d" % d), axis=d)
+    return y
+
+
+@converts("addmv")
+def _addmv(c, n, bias, mat, vec, beta=1, alpha=1):
+    return _baddbmm(c, n, bias, mat, vec, beta, alpha)
 
 
 @converts("baddbmm")

@@ -125,8 +125,9 @@ def _w_recv(c, n, like, peer, peer_axis, peer_offset, tag):
 
 @_aten.converts("onnx_tv::pending")
 def _w_pending(c, n, x):
+    readers = ", ".join("'%s'" % c.name(u) for u in n.users) or "the step's outputs"
     raise _aten.UnsupportedOp("the buffer of an async collective or irecv is read before its "
-                              "wait() (a race in a job): wait first")
+                              "wait(), by %s (a race in a job): wait first" % readers)
 
 
 ops = torch.ops.onnx_tv

@@ -88,6 +88,9 @@ class _Work:
     def __init__(self, finish=None, watched=()):
         self._finish = finish
         self._watched = [(t, t._version) for t in watched]
+        w = current_world()
+        if w is not None and finish is not None:
+            w.unfinished.append(self)
 
     def wait(self, *a, **k):
         if self._finish is not None:
@@ -124,6 +127,18 @@ class _World:
     def __init__(self, mesh, rank):
         self.mesh, self.rank = mesh, rank
         self.world = FakeGroup(range(mesh.size), list(mesh.axes))
+        self.unfinished = []  # async Works not waited on yet
+
+    def check_all_waited(self):
+        """An async call never waited on: its buffer may still be in flight when the step ends
+        (an isend's may even be rewritten meanwhile), a race in a job."""
+        left = [w for w in self.unfinished if not w.is_completed()]
+        self.unfinished = []
+        if left:
+            raise RuntimeError(
+                "rank %d's step returned with %d async collective or isend/irecv call(s) never "
+                "waited on: call wait() on each (in a job, their buffers are still in use)"
+                % (self.rank, len(left)))
 
     def group(self, g):
         if g is None or g is dist.group.WORLD:
@@ -149,13 +164,31 @@ class _World:
 
 
 def _reduce_name(op):
-    if op is None or op == dist.ReduceOp.SUM:
+    """The onnx_tv reduce of a ReduceOp; AVG is a sum, divided by the caller (_averaged)."""
+    if op is None or op == dist.ReduceOp.SUM or op == dist.ReduceOp.AVG:
         return "sum"
     if op == dist.ReduceOp.MAX:
         return "max"
     if op == dist.ReduceOp.MIN:
         return "min"
-    raise ValueError("reduce op %s has no onnx_tv form (sum, max, min)" % op)
+    names = {dist.ReduceOp.PRODUCT: "PRODUCT", dist.ReduceOp.BAND: "BAND",
+             dist.ReduceOp.BOR: "BOR", dist.ReduceOp.BXOR: "BXOR"}
+    raise ValueError("ReduceOp.%s has no onnx_tv form (SUM, AVG, MAX, MIN)"
+                     % next((v for k, v in names.items() if op == k), str(op)))
+
+
+def _averaged(value, op, n):
+    return value / n if op is not None and op == dist.ReduceOp.AVG else value
+
+
+_UNSUPPORTED = ["all_to_all", "reduce_scatter", "gather", "scatter", "batch_isend_irecv",
+                "all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list",
+                "all_gather_coalesced", "all_reduce_coalesced", "monitored_barrier"]
+
+
+def _member(rank, ranks, what):
+    if rank not in ranks:
+        raise ValueError("%s from or to rank %d, which is not in the group %s" % (what, rank, ranks))
 
 
 def _no_autograd(name, *tensors):
@@ -184,15 +217,22 @@ def _patches(w):
     def all_reduce(t, op=None, group=None, async_op=False):
         _no_autograd("all_reduce", t)
         ranks, axes = w.args(group)
-        return _land(async_op, [(t, ops.all_reduce(t, ranks, axes, _reduce_name(op)))])
+        total = ops.all_reduce(t, ranks, axes, _reduce_name(op))
+        return _land(async_op, [(t, _averaged(total, op, len(ranks)))])
+
+    def reduce(t, dst, op=None, group=None, async_op=False):
+        """The reduce lands on `dst` only; the others keep their tensor (as NCCL leaves it)."""
+        _no_autograd("reduce", t)
+        ranks, axes = w.args(group)
+        _member(dst, ranks, "reduce")
+        total = _averaged(ops.all_reduce(t, ranks, axes, _reduce_name(op)), op, len(ranks))
+        return _land(async_op, [(t, total)] if w.rank == dst else [])
 
     def all_gather_into_tensor(out, t, group=None, async_op=False):
+        """torch reads both buffers flat: out holds the members' inputs one after another."""
         _no_autograd("all_gather_into_tensor", out, t)
         ranks, axes = w.args(group)
-        if t.dim() == 0 or (out.dim() == t.dim() + 1 and out.shape[0] == len(ranks)):
-            gathered = ops.all_gather(t.unsqueeze(0), ranks, axes, 0)  # the stacked form
-        else:
-            gathered = ops.all_gather(t, ranks, axes, 0)
+        gathered = ops.all_gather(t.reshape(-1), ranks, axes, 0)
         return _land(async_op, [(out, gathered.reshape(out.shape))], [t])
 
     def all_gather(tensor_list, t, group=None, async_op=False):
@@ -202,23 +242,30 @@ def _patches(w):
         return _land(async_op, [(dst, full[i]) for i, dst in enumerate(tensor_list)], [t])
 
     def reduce_scatter_tensor(out, t, op=None, group=None, async_op=False):
+        """torch reads both buffers flat: member i keeps the i-th block of out.numel()."""
         _no_autograd("reduce_scatter_tensor", out, t)
         ranks, axes = w.args(group)
-        # concatenated ([n*k, ...]) or stacked ([n, *out.shape]) input: chunk along dim 0
-        part = ops.reduce_scatter(t, ranks, axes, 0, _reduce_name(op), ranks.index(w.rank))
-        return _land(async_op, [(out, part.reshape(out.shape))], [t])
+        if t.numel() != len(ranks) * out.numel():
+            raise ValueError("reduce_scatter_tensor: the input has %d elements, not %d x %d"
+                             % (t.numel(), len(ranks), out.numel()))
+        part = ops.reduce_scatter(t.reshape(-1), ranks, axes, 0, _reduce_name(op),
+                                  ranks.index(w.rank))
+        return _land(async_op, [(out, _averaged(part, op, len(ranks)).reshape(out.shape))], [t])
 
     def all_to_all_single(out, t, output_split_sizes=None, input_split_sizes=None, group=None,
                           async_op=False):
         _no_autograd("all_to_all_single", out, t)
-        if output_split_sizes or input_split_sizes:
-            raise ValueError("all_to_all_single with uneven splits has no onnx_tv form yet")
         ranks, axes = w.args(group)
+        for splits, buf in ((input_split_sizes, t), (output_split_sizes, out)):
+            if splits and any(k * len(ranks) != buf.shape[0] for k in splits):
+                raise ValueError("all_to_all_single with uneven splits %s has no onnx_tv form "
+                                 "yet" % list(splits))
         return _land(async_op, [(out, ops.all_to_all(t, ranks, axes, 0, 0))], [t])
 
     def broadcast(t, src, group=None, async_op=False):
         _no_autograd("broadcast", t)
         ranks, axes = w.args(group)
+        _member(src, ranks, "broadcast")
         return _land(async_op, [(t, ops.broadcast(t, ranks, axes, ranks.index(src)))])
 
     def send(t, dst, group=None, tag=0):
@@ -244,7 +291,17 @@ def _patches(w):
     def irecv(t, src=None, group=None, tag=0):
         return _recv(t, src, tag, True)
 
+    def unsupported(name):
+        def call(*a, **k):
+            raise NotImplementedError(
+                "torch.distributed.%s has no onnx_tv form (the exporter traces all_reduce, "
+                "reduce, all_gather, all_gather_into_tensor, reduce_scatter_tensor, "
+                "all_to_all_single, broadcast, send, recv, isend, irecv; docs/pytorch.md)" % name)
+        return call
+
     return {
+        **{name: unsupported(name) for name in _UNSUPPORTED if hasattr(dist, name)},
+        "reduce": reduce,
         "is_initialized": lambda: True, "is_available": lambda: True,
         "get_rank": get_rank, "get_world_size": get_world_size, "new_group": new_group,
         "barrier": lambda *a, **k: None, "all_reduce": all_reduce, "all_gather": all_gather,

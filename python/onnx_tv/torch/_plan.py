@@ -79,7 +79,14 @@ class Plan:
                                   loss_fn=None if step else self.loss_fn, step=step,
                                   input_names=self.input_names, target_names=self.target_names,
                                   graph_name=type(model).__name__)
+        w.check_all_waited()
         placements = dict(placements or {})
+        known = set(info.params) | set(info.inputs) | {n + ".grad" for n in info.params}
+        unknown = sorted(set(placements) - known)
+        if unknown:
+            raise ValueError("placements given for %s, which rank %d's step has not (its "
+                             "parameters, inputs and their .grad: %s)"
+                             % (unknown, rank, ", ".join(sorted(known))))
         for kind, held in (("parameter", info.params), ("input", info.inputs)):
             for name, piece in held.items():
                 if name not in self.full:
@@ -91,13 +98,20 @@ class Plan:
                     b.update(given if isinstance(given, dict) else {"placements": list(given)})
                     check_given(b, kind, self.full[name], piece, self.mesh, rank)
                     self.given.setdefault(rank, []).append(b)
-                    if kind == "parameter":
+                    if kind == "parameter" and name + ".grad" not in placements:
                         self.given[rank].append(dict(b, value=name + ".grad", spec=name + ".grad"))
                     continue
                 region = region_of_piece(kind, name, self.full[name], piece, rank)
                 self.regions.setdefault(name, {})[rank] = region
-                if kind == "parameter":  # a gradient is complete where its parameter is
+                if kind == "parameter" and name + ".grad" not in placements:
+                    # a gradient is complete where its parameter is
                     self.regions.setdefault(name + ".grad", {})[rank] = region
+        for name in info.params:  # a gradient's own placement, as given (ZeRO, later reduction)
+            if name + ".grad" in placements:
+                given = placements[name + ".grad"]
+                b = {"rank": rank, "value": name + ".grad", "spec": name + ".grad"}
+                b.update(given if isinstance(given, dict) else {"placements": list(given)})
+                self.given.setdefault(rank, []).append(b)
         self.programs[rank] = prog
         self.has_loss[rank] = "loss" in info.outputs
         return prog
