@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "example_copy.h"
 #include "run_cli.h"
 
 namespace fs = std::filesystem;
@@ -22,38 +23,6 @@ std::string example(const std::string& part) {
 }
 
 bool has(const CliRun& r, const std::string& text) { return r.out.find(text) != std::string::npos; }
-
-// The bundled example copied to a fresh folder, to be broken in one way.
-struct Copy {
-  fs::path dir;
-  fs::path spec() const { return dir / "spec.onnx"; }
-  fs::path shards() const { return dir / "shards"; }
-  CliRun run(const std::string& extra = "") const {
-    return run_cli("check " + spec().string() + " " + shards().string() + extra);
-  }
-  nlohmann::json plan() const {
-    std::ifstream in(shards() / "plan.json");
-    return nlohmann::json::parse(in);
-  }
-  void set_plan(const nlohmann::json& j) const { std::ofstream(shards() / "plan.json") << j.dump(1); }
-  onnx::ModelProto model(const fs::path& p) const {
-    onnx::ModelProto m;
-    std::ifstream in(p, std::ios::binary);
-    EXPECT_TRUE(m.ParseFromIstream(&in)) << p;
-    return m;
-  }
-  void save(const onnx::ModelProto& m, const fs::path& p) const {
-    std::ofstream out(p, std::ios::binary);
-    m.SerializeToOstream(&out);
-  }
-};
-
-Copy copy_example(const std::string& name) {
-  Copy c{fresh_dir(name)};
-  fs::copy(source_dir() / "models/examples/mlp_tp2/spec.onnx", c.spec());
-  fs::copy(source_dir() / "models/examples/mlp_tp2/shards", c.shards());
-  return c;
-}
 
 TEST(CliHabits, HelpExitsZero) {
   for (const char* args : {"check --help", "check -h", "check a b --help", "--help", "-h",
@@ -110,7 +79,7 @@ TEST(CliHabits, OptionValueIsNotAnOption) {
 // Without any binding the first rank input met was reported "not bound", as if one binding
 // were missing; the message now says none was found and where they are written.
 TEST(CliHabits, NoBindingsFound) {
-  Copy c = copy_example("no_bindings");
+  ExampleCopy c = copy_example("no_bindings");
   auto j = c.plan();
   j.erase("bindings");
   c.set_plan(j);
@@ -134,7 +103,7 @@ TEST(CliHabits, NoBindingsFound) {
 // not know: the message says where collectives belong.
 TEST(CliHabits, CollectiveOutsideItsDomainHasAHint) {
   for (const std::string domain : {"", "ai.onnx", "my.dist"}) {
-    Copy c = copy_example("collective_domain");
+    ExampleCopy c = copy_example("collective_domain");
     for (int r = 0; r < 2; ++r) {
       const fs::path path = c.shards() / ("rank" + std::to_string(r) + ".onnx");
       onnx::ModelProto m = c.model(path);
@@ -170,7 +139,7 @@ TEST(CliHabits, CollectiveOutsideItsDomainHasAHint) {
 // A spec input exported with a dynamic axis has no size onnx-tv can take: the error names the
 // symbolic dimension and says how to give the size.
 TEST(CliHabits, SymbolicSpecDimensionHasAHint) {
-  Copy c = copy_example("symbolic_spec_dim");
+  ExampleCopy c = copy_example("symbolic_spec_dim");
   onnx::ModelProto m = c.model(c.spec());
   auto* shape = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()
                     ->mutable_shape();
@@ -185,7 +154,7 @@ TEST(CliHabits, SymbolicSpecDimensionHasAHint) {
       << r.out;
 
   // Unbound, the spec input fails where the spec's symbols are made, with the same hint.
-  Copy u = copy_example("symbolic_unbound_spec_dim");
+  ExampleCopy u = copy_example("symbolic_unbound_spec_dim");
   onnx::ModelProto mu = u.model(u.spec());
   auto* g = mu.mutable_graph();
   auto* extra = g->add_input();
@@ -204,7 +173,7 @@ TEST(CliHabits, SymbolicSpecDimensionHasAHint) {
 // A rank input's symbolic dimension takes its size from its binding, but shape reduction needs
 // it declared: the report says why reduction did not apply and how to have it.
 TEST(CliHabits, SymbolicRankDimensionHasAHint) {
-  Copy c = copy_example("symbolic_rank_dim");
+  ExampleCopy c = copy_example("symbolic_rank_dim");
   for (int r = 0; r < 2; ++r) {
     const fs::path path = c.shards() / ("rank" + std::to_string(r) + ".onnx");
     onnx::ModelProto m = c.model(path);

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "example_copy.h"
 #include "run_cli.h"
 
 namespace fs = std::filesystem;
@@ -14,54 +15,25 @@ namespace fs = std::filesystem;
 namespace onnx_tv::e2e {
 namespace {
 
-struct Case {
-  fs::path dir;
-  fs::path spec() const { return dir / "spec.onnx"; }
-  fs::path shards() const { return dir / "shards"; }
-  nlohmann::json plan() const {
-    std::ifstream in(shards() / "plan.json");
-    return nlohmann::json::parse(in);
-  }
-  void set_plan(const nlohmann::json& j) const { std::ofstream(shards() / "plan.json") << j.dump(1); }
-  onnx::ModelProto model(const fs::path& p) const {
-    onnx::ModelProto m;
-    std::ifstream in(p, std::ios::binary);
-    EXPECT_TRUE(m.ParseFromIstream(&in)) << p;
-    return m;
-  }
-  void save(const onnx::ModelProto& m, const fs::path& p) const {
-    std::ofstream out(p, std::ios::binary);
-    m.SerializeToOstream(&out);
-  }
-  CliRun run() const { return run_cli("check " + spec().string() + " " + shards().string()); }
-};
-
-Case copy_example(const std::string& name) {
-  Case c{fresh_dir(name)};
-  fs::copy(source_dir() / "models/examples/mlp_tp2/spec.onnx", c.spec());
-  fs::copy(source_dir() / "models/examples/mlp_tp2/shards", c.shards());
-  return c;
-}
-
 void expect_error(const CliRun& r, int code, std::initializer_list<std::string> words) {
   EXPECT_EQ(r.exit_code, code) << r.out;
   for (const auto& w : words) EXPECT_NE(r.out.find(w), std::string::npos) << "'" << w << "' not in:\n" << r.out;
 }
 
 TEST(InputErrors, MissingRankFile) {
-  Case c = copy_example("missing_rank");
+  ExampleCopy c = copy_example("missing_rank");
   fs::remove(c.shards() / "rank1.onnx");
   expect_error(c.run(), 2, {"rank1.onnx"});
 }
 
 TEST(InputErrors, GarbageModel) {
-  Case c = copy_example("garbage");
+  ExampleCopy c = copy_example("garbage");
   std::ofstream(c.shards() / "rank1.onnx") << "this is not an onnx model";
   expect_error(c.run(), 2, {"rank1.onnx"});
 }
 
 TEST(InputErrors, UnknownKeyInPlan) {
-  Case c = copy_example("unknown_key");
+  ExampleCopy c = copy_example("unknown_key");
   auto j = c.plan();
   j["wolrd_size"] = 2;
   c.set_plan(j);
@@ -69,7 +41,7 @@ TEST(InputErrors, UnknownKeyInPlan) {
 }
 
 TEST(InputErrors, UnboundRankInput) {
-  Case c = copy_example("unbound");
+  ExampleCopy c = copy_example("unbound");
   auto j = c.plan();
   auto& b = j["bindings"];
   for (size_t i = 0; i < b.size(); ++i)
@@ -79,7 +51,7 @@ TEST(InputErrors, UnboundRankInput) {
 }
 
 TEST(InputErrors, UncoveredSpecOutput) {
-  Case c = copy_example("uncovered");
+  ExampleCopy c = copy_example("uncovered");
   auto j = c.plan();
   auto& b = j["bindings"];
   for (size_t i = b.size(); i-- > 0;)
@@ -90,7 +62,7 @@ TEST(InputErrors, UncoveredSpecOutput) {
 }
 
 TEST(InputErrors, SliceOutOfRange) {
-  Case c = copy_example("slice_range");
+  ExampleCopy c = copy_example("slice_range");
   auto j = c.plan();
   for (auto& b : j["bindings"])
     if (b["rank"] == 1 && b["value"] == "w1_shard") b["slice"] = {nullptr, {12, 20}};
@@ -99,7 +71,7 @@ TEST(InputErrors, SliceOutOfRange) {
 }
 
 TEST(InputErrors, SliceShapeMismatch) {
-  Case c = copy_example("slice_shape");
+  ExampleCopy c = copy_example("slice_shape");
   auto j = c.plan();
   for (auto& b : j["bindings"])
     if (b["rank"] == 1 && b["value"] == "w1_shard") b["slice"] = {nullptr, {0, 4}};
@@ -110,7 +82,7 @@ TEST(InputErrors, SliceShapeMismatch) {
 // An output bound to a region of another shape: exit 2 naming the binding in both modes (shape
 // reduction tied the two and failed an assertion, exit 4).
 TEST(InputErrors, OutputRegionShapeMismatch) {
-  Case c = copy_example("output_region_shape");
+  ExampleCopy c = copy_example("output_region_shape");
   auto j = c.plan();
   for (auto& b : j["bindings"])
     if (b["rank"] == 1 && b["value"] == "y") b["slice"] = {{0, 2}, nullptr};
@@ -121,7 +93,7 @@ TEST(InputErrors, OutputRegionShapeMismatch) {
 }
 
 TEST(InputErrors, DuplicateBinding) {
-  Case c = copy_example("duplicate");
+  ExampleCopy c = copy_example("duplicate");
   auto j = c.plan();
   j["bindings"].push_back(j["bindings"][0]);
   c.set_plan(j);
@@ -129,7 +101,7 @@ TEST(InputErrors, DuplicateBinding) {
 }
 
 TEST(InputErrors, CollectiveWithoutPartner) {
-  Case c = copy_example("unmatched_collective");
+  ExampleCopy c = copy_example("unmatched_collective");
   auto m = c.model(c.shards() / "rank1.onnx");
   auto* g = m.mutable_graph();
   // Drop rank 1's all-reduce and output its partial sum instead.
@@ -146,7 +118,7 @@ TEST(InputErrors, CollectiveWithoutPartner) {
 
 // Two keyed all-reduces per rank; rank 1 issues them in the other order.
 TEST(InputErrors, CollectivesInDifferentOrder) {
-  Case c = copy_example("collective_order");
+  ExampleCopy c = copy_example("collective_order");
   for (int r = 0; r < 2; ++r) {
     auto path = c.shards() / ("rank" + std::to_string(r) + ".onnx");
     auto m = c.model(path);
@@ -175,7 +147,7 @@ TEST(InputErrors, CollectivesInDifferentOrder) {
 }
 
 TEST(InputErrors, DeclaredShapeContradicted) {
-  Case c = copy_example("declared_shape");
+  ExampleCopy c = copy_example("declared_shape");
   auto m = c.model(c.spec());
   m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()
       ->mutable_dim(1)->set_dim_value(9);
@@ -184,7 +156,7 @@ TEST(InputErrors, DeclaredShapeContradicted) {
 }
 
 TEST(InputErrors, SendWithoutRecv) {
-  Case c = copy_example("send_alone");
+  ExampleCopy c = copy_example("send_alone");
   auto path = c.shards() / "rank0.onnx";
   auto m = c.model(path);
   auto* n = m.mutable_graph()->add_node();
@@ -201,7 +173,7 @@ TEST(InputErrors, SendWithoutRecv) {
 }
 
 TEST(InputErrors, UnsupportedOperatorIsUnknown) {
-  Case c = copy_example("unsupported");
+  ExampleCopy c = copy_example("unsupported");
   auto m = c.model(c.spec());
   m.mutable_graph()->mutable_node(1)->set_op_type("HardSigmoid");
   c.save(m, c.spec());
@@ -209,7 +181,7 @@ TEST(InputErrors, UnsupportedOperatorIsUnknown) {
 }
 
 TEST(InputErrors, NaNConstantNamesTheNode) {
-  Case c = copy_example("nan");
+  ExampleCopy c = copy_example("nan");
   auto m = c.model(c.spec());
   auto* g = m.mutable_graph();
   auto* node = g->add_node();
