@@ -261,7 +261,7 @@ std::optional<Witness> WitnessSearch::find(solver::Value a, solver::Value b, int
     solver::Evaluator final_ev(ctx_, at);
     Witness w;
     for (const auto& n : names)
-      if (point[n] != 0) w.values.push_back({n, solver::to_string(point[n])});
+      if (point[n] != 0) w.values.push_back({n, solver::to_string(point[n]), ""});
     // Digits enough to show the difference (a tiny one needs more than 15).
     for (int digits : {15, 30, 60, 120}) {
       w.a_number = number_text(ctx_, final_ev, at, a, digits);
