@@ -57,7 +57,7 @@ def placements_for(region, full_shape, mesh, rank):
             for a in run:
                 clash |= out[a] != "Replicate()"
                 out[a] = "Shard(%d)" % d
-        if not clash and _region_of(out, full_shape, mesh, coords) == [tuple(r) for r in region]:
+        if not clash and _gives(out, full_shape, mesh, coords, region):
             found.append(out)
     return found
 
@@ -76,12 +76,25 @@ def _axis_runs(mesh, chunks):
     return runs
 
 
-def _region_of(placements, full_shape, mesh, coords):
+def _gives(placements, full_shape, mesh, coords, region):
+    try:
+        return region_of_placements(placements, full_shape, mesh, coords) == \
+            [tuple(r) for r in region]
+    except ValueError:  # a dim these placements cannot split evenly
+        return False
+
+
+def region_of_placements(placements, full_shape, mesh, coords):
+    """[(start, end)] per dim that DTensor placements give the rank at mesh `coords` (several
+    axes on one dim split it in mesh order)."""
     region = [(0, n) for n in full_shape]
     for a, pl in enumerate(placements):
         if pl.startswith("Shard("):
             d = int(pl[6:-1])
             s, e = region[d]
+            if (e - s) % mesh.shape[a]:
+                raise ValueError("dim %d of size %d does not split into %d over '%s'"
+                                 % (d, e - s, mesh.shape[a], mesh.axes[a]))
             size = (e - s) // mesh.shape[a]
             region[d] = (s + coords[a] * size, s + (coords[a] + 1) * size)
     return region
@@ -130,7 +143,7 @@ def check_given(b, kind, full, piece, mesh, rank):
     if any(str(p).startswith("Partial") for p in b.get("placements", [])) or "partial" in b:
         return  # addends: nothing to compare with
     if "placements" in b:
-        region = _region_of(list(b["placements"]), list(full.shape), mesh, mesh.coords(rank))
+        region = region_of_placements(list(b["placements"]), list(full.shape), mesh, mesh.coords(rank))
     elif "slice" in b:
         region = [(0, n) if r is None else tuple(r) for r, n in zip(b["slice"], full.shape)]
     else:

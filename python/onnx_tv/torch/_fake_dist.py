@@ -15,6 +15,7 @@ import math
 import torch
 import torch.distributed as dist
 
+from ._bindings import region_of_placements
 from ._collectives import ops
 
 
@@ -358,19 +359,9 @@ def shard(tensor, **dims):
     w = current_world()
     if w is None:
         raise RuntimeError("onnx_tv.torch.shard() is for use inside fake_distributed()")
-    coords = w.mesh.coords(w.rank)
-    region = [[0, n] for n in tensor.shape]
-    for a in w.mesh.axes:
-        if a in dims:
-            d = dims[a]
-            i = w.mesh.axes.index(a)
-            s, e = region[d]
-            if (e - s) % w.mesh.shape[i]:
-                raise ValueError("dim %d of size %d does not split into %d over '%s'"
-                                 % (d, e - s, w.mesh.shape[i], a))
-            size = (e - s) // w.mesh.shape[i]
-            region[d] = [s + coords[i] * size, s + (coords[i] + 1) * size]
     unknown = set(dims) - set(w.mesh.axes)
     if unknown:
         raise ValueError("no mesh axis %s (the mesh has %s)" % (sorted(unknown), w.mesh.axes))
+    placements = ["Shard(%d)" % dims[a] if a in dims else "Replicate()" for a in w.mesh.axes]
+    region = region_of_placements(placements, list(tensor.shape), w.mesh, w.mesh.coords(w.rank))
     return tensor[tuple(slice(s, e) for s, e in region)].clone()
