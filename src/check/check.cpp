@@ -64,6 +64,8 @@ constexpr size_t kExpansionBudget = limits::kExpansionBudget;
 // not met by unfolding within kStagedBudget terms.
 constexpr size_t kStagedMaxTerms = limits::kStagedMaxTerms;
 constexpr size_t kStagedBudget = limits::kStagedBudget;
+// Unfolding steps of a refuted pair whose definitions counts are then judged with.
+constexpr int kRefutedUnfoldSteps = 8;
 
 void report(const CheckOptions& o, const std::string& phase, int64_t done, int64_t total) {
   if (o.on_progress) o.on_progress(Progress{phase, done, total});
@@ -315,20 +317,7 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
       [&](int64_t d, int64_t t) { report(options, "plan" + tag, d, t); }, rank_hook);
   for (int64_t r = 0; r < plan.world_size; ++r)
     exec::check_declared_shapes(plan.program_of(r), envs[r]);
-  if (auto where = options.count_guard ? counted_replica_sum(ctx, plan, linked, envs,
-                                                                    res.reduction.fewer_rank_axes)
-                                        : std::nullopt)
-    return CountedReplicas{*where};
-  if (auto where = options.count_guard ? counted_micro_batch_sum(
-                                              ctx, plan, envs, totals.outputs, totals.bodies)
-                                        : std::nullopt)
-    return CountedReplicas{*where, true};
-
   auto obs = build_obligations(spec, plan, bound, spec_env, envs, res.warnings);
-  if (auto where = options.count_guard ? counted_partial_sum(ctx, plan, obs, envs,
-                                                                    res.reduction.fewer_rank_axes)
-                                        : std::nullopt)
-    return CountedReplicas{*where};
   report(options, "compare", 0, 1);
   // Different canonical forms: a witness refutes real differences; otherwise the forms may
   // differ only in how products were kept unexpanded. A whole-program run expands them; a
@@ -339,20 +328,57 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
   // undecided, meeting the rest is wasted work, so the rest are only tried for a witness.
   WitnessSearch search(ctx, options.witness_seed);
   bool undecided = false;
+  // What the comparisons unfolded: the guards below judge counts in the same form.
+  ProofForm form;
   auto compare = [&](solver::Value a, solver::Value b) {
     check_memory(limits.memory_bytes, "comparing the outputs");
     // Definitions evaluate to their bodies, so a witness refutes cut forms as it refutes
     // expanded ones. Tried first: meeting a real difference runs to the budget.
     if (search.refutes(a, b, 24)) return Comparison::Refuted;
     if (!undecided) {
-      if (staged ? ctx.equal_unfolding(a, b, kStagedBudget) : expand_equal(ctx, a, b))
+      if (staged ? ctx.equal_unfolding(a, b, kStagedBudget, 256, &form.unfolded)
+                 : expand_equal(ctx, a, b)) {
+        form.expanded |= !staged && a != b;
         return Comparison::Same;
+      }
       undecided = true;
     }
     return Comparison::Undecided;
   };
-  auto failed = failures(ctx, obs, spec_env, envs, compare, res.stats.elements_compared);
+  auto failed =
+      failures(ctx, obs, spec_env, envs, compare, res.stats.elements_compared, form.cases);
   report(options, "compare", 1, 1);
+  // A refutation stands for the full size only where no sum counted either; a count that
+  // only unfolded definitions show (the spec's def(1 - x_k)^2 against a plan's expanded
+  // terms) is judged with the definitions the first steps of unfolding a refuted pair reach
+  // (a few: unfolding a real difference runs on to the budget, and every addend would follow).
+  // Only those: what the other pairs unfolded bears on proofs, and a refutation proves nothing
+  // a count could undo (its judgement only spares false alarms).
+  if (std::any_of(failed.begin(), failed.end(), [](const Failure& f) { return f.refuted; })) {
+    form = ProofForm();
+    form.expanded = !staged;
+    form.lenient = true;
+  }
+  for (const Failure& f : failed) {
+    if (!f.refuted || !staged || !f.spec_value.is_finite() || !f.plan_value.is_finite()) continue;
+    ctx.equal_unfolding(f.spec_value, f.plan_value, limits::kGuardExpansion, kRefutedUnfoldSteps,
+                        &form.unfolded);
+    break;  // the first refuted pair's: the verdict's
+  }
+  // Sums over ranks and micro-batches that count them: the instance with fewer of them then
+  // stands for nothing, either way (judged after comparing, in the form it proved equal in).
+  if (auto where = options.count_guard ? counted_replica_sum(ctx, plan, linked, envs,
+                                                                    res.reduction.fewer_rank_axes, form)
+                                        : std::nullopt)
+    return CountedReplicas{*where};
+  if (auto where = options.count_guard ? counted_micro_batch_sum(
+                                              ctx, plan, envs, totals.outputs, totals.bodies, form)
+                                        : std::nullopt)
+    return CountedReplicas{*where, true};
+  if (auto where = options.count_guard ? counted_partial_sum(ctx, plan, obs, envs,
+                                                                    res.reduction.fewer_rank_axes, form)
+                                        : std::nullopt)
+    return CountedReplicas{*where};
   fill_stats(res, ctx, spec_env, envs);
   res.stats.staged = staged;
   // The instance's verdict, either way, stands for the full size only where no sum along a
@@ -363,7 +389,7 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
   else
     report_failures(res, ctx, search, spec, spec_env, plan, linked, envs, obs, failed);
   if (!totals.sum_sites) return std::nullopt;
-  auto counted = confirm_sums(ctx, *totals.sum_sites, spec, spec_env, plan, envs);
+  auto counted = confirm_sums(ctx, *totals.sum_sites, spec, spec_env, plan, envs, form);
   if (!counted) return std::nullopt;
   counted->refuted = refutation_summary(res);  // "" for an EQUIVALENT
   return *counted;

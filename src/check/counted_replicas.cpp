@@ -31,12 +31,16 @@ bool spans(const frontend::Mesh& mesh, const std::vector<int64_t>& group,
 
 // Definitions (large products kept as atoms, stage cuts) can hide a term every addend holds
 // inside atoms of their own: (s+1)^2 - s^2 - 2s is 1. Where every addend expands within this
-// many terms, the expanded forms are compared too; beyond it the atoms stay as they are (the
-// assumption docs/shape-reduction.md states).
+// many terms, the expanded forms are compared too (which finds more counts, never fewer
+// proofs); what decides is the form the comparisons proved equal in (check/proof_form.h).
 constexpr size_t kGuardExpansion = limits::kGuardExpansion;
+constexpr size_t kProofFormBudget = limits::kProofFormBudget;
 
-// The first element at which every addend holds a multiple of one monomial.
-std::optional<size_t> common_term(solver::Context& ctx, const std::vector<const ir::Tensor*>& ins) {
+// The first element at which every addend holds a multiple of one monomial, in the forms as
+// built, expanded within kGuardExpansion, or in the form the comparisons proved equal in (where
+// that is out of reach, the element counts).
+std::optional<size_t> common_term(solver::Context& ctx, const std::vector<const ir::Tensor*>& ins,
+                                  const ProofForm& form) {
   for (size_t e = 0; e < ins[0]->data.size(); ++e) {
     std::vector<solver::Value> vs;
     for (const auto* t : ins) vs.push_back(t->data[e]);
@@ -49,6 +53,14 @@ std::optional<size_t> common_term(solver::Context& ctx, const std::vector<const 
       expanded.push_back(*x);
     }
     if (expanded.size() == vs.size() && expanded != vs && solver::share_a_monomial(ctx, expanded)) return e;
+    if (form.is_built_form() || !form.may_share(ctx, vs)) continue;
+    std::vector<solver::Value> proven;
+    for (solver::Value v : vs) {
+      const std::optional<solver::Value> x = form.of(ctx, v, kProofFormBudget);
+      if (!x) return e;
+      proven.push_back(*x);
+    }
+    if (proven != vs && solver::share_a_monomial(ctx, proven)) return e;
   }
   return std::nullopt;
 }
@@ -58,7 +70,8 @@ std::optional<size_t> common_term(solver::Context& ctx, const std::vector<const 
 std::optional<std::string> counted_replica_sum(solver::Context& ctx, const frontend::Plan& plan,
                                                const exec::LinkedPlan& linked,
                                                const std::vector<exec::Env>& envs,
-                                               const std::vector<std::string>& axes) {
+                                               const std::vector<std::string>& axes,
+                                               const ProofForm& form) {
   if (!plan.mesh || axes.empty()) return std::nullopt;
   const std::vector<size_t> idx = axis_indices(*plan.mesh, axes);
   for (const exec::Step& step : linked.steps) {
@@ -78,7 +91,7 @@ std::optional<std::string> counted_replica_sum(solver::Context& ctx, const front
       if (it == envs[size_t(m.rank)].values.end()) return std::nullopt;  // not run: nothing proven
       ins.push_back(&it->second);
     }
-    if (auto e = common_term(ctx, ins)) {
+    if (auto e = common_term(ctx, ins, form)) {
       const auto& m = step.members[0];
       const ir::Graph& g = plan.program_of(m.rank);
       return g.file + ": " + g.nodes[m.node_index].describe(m.node_index) + " (element " +
@@ -91,7 +104,8 @@ std::optional<std::string> counted_replica_sum(solver::Context& ctx, const front
 std::optional<std::string> counted_partial_sum(solver::Context& ctx, const frontend::Plan& plan,
                                                const std::vector<Obligation>& obs,
                                                const std::vector<exec::Env>& envs,
-                                               const std::vector<std::string>& axes) {
+                                               const std::vector<std::string>& axes,
+                                               const ProofForm& form) {
   if (!plan.mesh || axes.empty()) return std::nullopt;
   const std::vector<size_t> idx = axis_indices(*plan.mesh, axes);
   for (const Obligation& ob : obs) {
@@ -108,7 +122,7 @@ std::optional<std::string> counted_partial_sum(solver::Context& ctx, const front
       ins.push_back(&it->second);
     }
     if (ins.size() != ob.members.size() || !spans(*plan.mesh, ranks, idx)) continue;
-    if (auto e = common_term(ctx, ins))
+    if (auto e = common_term(ctx, ins, form))
       return ob.members[0]->origin + " (the partial set of '" + ob.spec + "', element " +
              std::to_string(*e) + ")";
   }
@@ -117,7 +131,7 @@ std::optional<std::string> counted_partial_sum(solver::Context& ctx, const front
 
 std::optional<std::string> counted_micro_batch_sum(
     solver::Context& ctx, const frontend::Plan& plan, const std::vector<exec::Env>& envs,
-    const std::vector<std::vector<std::string>>& totals, size_t bodies) {
+    const std::vector<std::vector<std::string>>& totals, size_t bodies, const ProofForm& form) {
   for (int64_t r = 0; r < plan.world_size; ++r) {
     const size_t p = plan.rank_program[size_t(r)];
     if (p >= totals.size() || totals[p].empty()) continue;
@@ -134,7 +148,7 @@ std::optional<std::string> counted_micro_batch_sum(
           ONNX_TV_ASSERT(false, g.file + ": " + n.describe(i) + " was not run");
         ins.push_back(&it->second);
       }
-      if (auto e = common_term(ctx, ins))
+      if (auto e = common_term(ctx, ins, form))
         return g.file + ": " + n.describe(i) + " (element " + std::to_string(*e) + ")";
     }
   }

@@ -13,6 +13,7 @@
 #include "exec/executor.h"
 #include "exec/linker.h"
 #include "check/obligations.h"
+#include "check/proof_form.h"
 #include "frontend/plan.h"
 #include "solver/context.h"
 
@@ -31,20 +32,22 @@ struct CountedReplicas {
 std::optional<std::string> counted_replica_sum(solver::Context& ctx, const frontend::Plan& plan,
                                                const exec::LinkedPlan& linked,
                                                const std::vector<exec::Env>& envs,
-                                               const std::vector<std::string>& axes);
+                                               const std::vector<std::string>& axes,
+                                               const ProofForm& form);
 
 // The same for an output bound as a partial set whose members span one of `axes`: the spec
 // value is the members' sum, so a term every member holds counts them.
 std::optional<std::string> counted_partial_sum(solver::Context& ctx, const frontend::Plan& plan,
                                                const std::vector<Obligation>& obs,
                                                const std::vector<exec::Env>& envs,
-                                               const std::vector<std::string>& axes);
+                                               const std::vector<std::string>& axes,
+                                               const ProofForm& form);
 
 // The same for the sums of one value per micro-batch that a plan with fewer micro-batches
 // holds (reduce/micro_batches.h): `totals[p]` names the outputs of program p's sums, whose
 // first `bodies` inputs are the bodies' values (a shared value the chain starts from follows).
 std::optional<std::string> counted_micro_batch_sum(
     solver::Context& ctx, const frontend::Plan& plan, const std::vector<exec::Env>& envs,
-    const std::vector<std::vector<std::string>>& totals, size_t bodies);
+    const std::vector<std::vector<std::string>>& totals, size_t bodies, const ProofForm& form);
 
 }  // namespace onnx_tv::check

@@ -14,6 +14,7 @@ namespace {
 // Terms of products a contraction's confirmation may build, over all its sites, before it
 // takes the rest to count (which only keeps axes whole).
 constexpr size_t kProductBudget = limits::kProductBudget;
+constexpr size_t kProofFormBudget = limits::kProofFormBudget;
 
 // The slices of a tensor along an axis: the flat index of each slice's first element, and the
 // stride between its elements.
@@ -36,15 +37,26 @@ Slices slices_of(const ir::Tensor& t, size_t axis) {
 
 // Whether some slice of `t` along `axis` holds a term at every position (or, `uniform_only`,
 // the same value at every position).
-bool counts_along(const solver::Context& ctx, const ir::Tensor& t, size_t axis, bool uniform_only) {
+bool counts_along(solver::Context& ctx, const ir::Tensor& t, size_t axis, bool uniform_only,
+                  const ProofForm& form) {
   if (axis >= t.shape.size() || t.shape[axis] < 2 || t.data.empty()) return false;
   const Slices s = slices_of(t, axis);
   for (int64_t start : s.starts) {
-    auto at = [&](int64_t k) { return t.data[size_t(start + k * s.stride)]; };
+    std::vector<solver::Value> raw;
+    for (int64_t k = 0; k < s.length; ++k) raw.push_back(t.data[size_t(start + k * s.stride)]);
+    if (form.bounds_apply() && !form.may_share(ctx, raw)) continue;
+    // An addend out of reach in the proof's form counts (nullopt).
+    auto at = [&](int64_t k) { return form.of(ctx, raw[size_t(k)], kProofFormBudget); };
+    const std::optional<solver::Value> first = at(0);
+    if (!first) return true;
     bool counts = true;
     solver::CommonTerms common(ctx, true);
-    for (int64_t k = 0; k < s.length && counts; ++k)
-      counts = uniform_only ? at(k) == at(0) : common.add(at(k));
+    if (!uniform_only) common.add(*first);
+    for (int64_t k = 1; k < s.length && counts; ++k) {
+      const std::optional<solver::Value> v = at(k);
+      if (!v) return true;
+      counts = uniform_only ? *v == *first : common.add(*v);
+    }
     if (counts) return true;
   }
   return false;
@@ -55,7 +67,7 @@ bool counts_along(const solver::Context& ctx, const ir::Tensor& t, size_t axis, 
 // one rank with the same leading (batch) dimensions pair by batch; otherwise every pair is
 // tried, more than the contraction multiplies, which can only find more.
 bool products_count(solver::Context& ctx, const ir::Tensor& a, size_t ax, const ir::Tensor& b,
-                    size_t bx, size_t& budget) {
+                    size_t bx, size_t& budget, const ProofForm& form) {
   if (ax >= a.shape.size() || bx >= b.shape.size() || a.data.empty() || b.data.empty())
     return false;
   if (a.shape[ax] != b.shape[bx]) return true;  // not the contraction inference saw: keep it
@@ -72,16 +84,35 @@ bool products_count(solver::Context& ctx, const ir::Tensor& a, size_t ax, const 
     const size_t batch = batched ? i / per_a : 0;
     const size_t from = batched ? batch * per_b : 0, to = batched ? from + per_b : sb.starts.size();
     for (size_t j = from; j < to; ++j) {
+      // The products as the contraction built them (the same definitions), built as needed.
+      std::vector<solver::Value> built;
+      auto product = [&](int64_t k) -> std::optional<solver::Value> {
+        while (int64_t(built.size()) <= k) {
+          const int64_t at = int64_t(built.size());
+          const solver::Value p = ctx.mul(a.data[size_t(sa.starts[i] + at * sa.stride)],
+                                          b.data[size_t(sb.starts[j] + at * sb.stride)]);
+          const size_t terms = ctx.term_count(p);
+          if (terms > budget) return std::nullopt;
+          budget -= terms;
+          built.push_back(p);
+        }
+        return built[size_t(k)];
+      };
+      // Where their bounds leave no monomial in common in the proof's form, nothing more is
+      // built (without unfolded definitions the bounds decide nothing: products are compared).
+      if (form.bounds_apply()) {
+        if (!product(sa.length - 1)) return true;
+        if (!form.may_share(ctx, built)) continue;
+      }
       // Two positions usually show that no term is common; the rest only when they share one.
       bool counts = true;
       solver::CommonTerms common(ctx, true);
       for (int64_t k = 0; k < sa.length && counts; ++k) {
-        const solver::Value p = ctx.mul(a.data[size_t(sa.starts[i] + k * sa.stride)],
-                                        b.data[size_t(sb.starts[j] + k * sb.stride)]);
-        const size_t terms = ctx.poly_term_count(p.poly);
-        if (terms > budget) return true;
-        budget -= terms;
-        counts = common.add(p);
+        const std::optional<solver::Value> p = product(k);
+        if (!p) return true;  // past the budget: taken to count
+        const std::optional<solver::Value> q = form.of(ctx, *p, kProofFormBudget);
+        if (!q) return true;
+        counts = common.add(*q);
       }
       if (counts) return true;
     }
@@ -93,7 +124,7 @@ bool products_count(solver::Context& ctx, const ir::Tensor& a, size_t ax, const 
 
 std::optional<CountedSum> confirm_sums(solver::Context& ctx, const std::vector<reduce::SumSite>& sites,
                   const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
-                  const std::vector<exec::Env>& envs) {
+                  const std::vector<exec::Env>& envs, const ProofForm& form) {
   // The node producing each output, per program (rewriting moves nodes, not their outputs).
   std::map<const ir::Graph*, std::unordered_map<std::string, size_t>> producers;
   size_t budget = kProductBudget;
@@ -117,9 +148,9 @@ std::optional<CountedSum> confirm_sums(solver::Context& ctx, const std::vector<r
       continue;  // not run, or not shrunk after all
     bool counts = false;
     if (s.other < 0) {
-      counts = counts_along(ctx, *x, s.axis, s.uniform_only);
+      counts = counts_along(ctx, *x, s.axis, s.uniform_only, form);
     } else if (const ir::Tensor* y = value(size_t(s.other))) {
-      counts = products_count(ctx, *x, s.axis, *y, s.other_axis, budget);
+      counts = products_count(ctx, *x, s.axis, *y, s.other_axis, budget, form);
     }
     if (counts)
       return CountedSum{g.file + ": " + n.describe(p->second) + " (input #" +

@@ -11,6 +11,7 @@
 #include "exec/executor.h"
 #include <optional>
 
+#include "check/proof_form.h"
 #include "frontend/plan.h"
 #include "ir/graph.h"
 #include "reduce/sum_site.h"
@@ -27,9 +28,10 @@ struct CountedSum {
 
 // The first site whose addends share a term, if any. For a contraction, the addends are the
 // products of its factors along the axis; products of more terms than a budget allows are
-// taken to count (the axis is then kept whole, which is always sound).
+// taken to count (the axis is then kept whole, which is always sound). Addends are judged in
+// `form`, the representation the run's comparisons proved equal in.
 std::optional<CountedSum> confirm_sums(solver::Context& ctx, const std::vector<reduce::SumSite>& sites,
                   const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
-                  const std::vector<exec::Env>& envs);
+                  const std::vector<exec::Env>& envs, const ProofForm& form);
 
 }  // namespace onnx_tv::check

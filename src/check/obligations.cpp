@@ -100,7 +100,7 @@ solver::Value plan_value(solver::Context& ctx, const Obligation& ob,
 
 std::vector<Failure> failures(solver::Context& ctx, const std::vector<Obligation>& obs,
                               const exec::Env& spec_env, const std::vector<exec::Env>& envs,
-                              const CompareValues& compare, int64_t& compared) {
+                              const CompareValues& compare, int64_t& compared, bool& by_cases) {
   std::vector<Failure> out;
   for (size_t k = 0; k < obs.size(); ++k) {
     const auto& ob = obs[k];
@@ -114,7 +114,10 @@ std::vector<Failure> failures(solver::Context& ctx, const std::vector<Obligation
       if (want == got) continue;
       // Before compare: a pair it leaves undecided ends the expansions of later ones.
       std::string why;
-      if (ctx.equal_by_cases(want, got, &why)) continue;
+      if (ctx.equal_by_cases(want, got, &why)) {
+        by_cases = true;
+        continue;
+      }
       const Comparison c = compare(want, got);
       if (c == Comparison::Refuted) {
         found = Failure{k, i, want, got, true, ""};

@@ -48,10 +48,11 @@ struct Failure {
 // and counts the elements compared. Forms holding max, min or abs atoms are first split into
 // cases (Context::equal_by_cases): relu(x) - relu(-x) is x only piecewise, which neither a
 // witness nor expanding definitions shows; the rest go to `compare`. An undecided element does not end an obligation's scan:
-// a later element may still be refuted, which is what a verdict needs.
+// a later element may still be refuted, which is what a verdict needs. `by_cases` is set when
+// case analysis decided some pair (counts are then judged differently: check/proof_form.h).
 std::vector<Failure> failures(solver::Context& ctx, const std::vector<Obligation>& obs,
                               const exec::Env& spec_env, const std::vector<exec::Env>& envs,
-                              const CompareValues& compare, int64_t& compared);
+                              const CompareValues& compare, int64_t& compared, bool& by_cases);
 
 // The value of an obligation's plan side at one region offset.
 solver::Value plan_value(solver::Context& ctx, const Obligation& ob,

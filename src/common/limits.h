@@ -27,6 +27,8 @@
     "terms a stage-wise run unfolds a pair to before leaving it undecided")                   \
   X(kProductBudget, size_t, 4'000'000,                                                         \
     "terms of contraction products the sum confirmation builds before keeping axes whole")    \
+  X(kProofFormBudget, size_t, 20'000,                                                          \
+    "terms of an addend unfolded as the comparisons were, before its sum is taken to count")  \
   X(kGuardExpansion, size_t, 2'048,                                                            \
     "terms within which the guard on sums over ranks compares addends expanded")              \
   X(kCaseSplitAtoms, size_t, 10, "max and min atoms split into cases at once")                 \

@@ -47,6 +47,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -158,7 +159,14 @@ class Context {
   // `max_terms` or `max_steps` expansions were made (false, which decides nothing). Where
   // stages were cut differently on the two sides, this expands only the stages in between,
   // not the whole program.
-  bool equal_unfolding(Value a, Value b, size_t max_terms, int max_steps = 256);
+  // The definitions it expanded are added to `unfolded`: the two forms are then equal as
+  // polynomials over the other atoms, which is what a count of addends must be judged in.
+  bool equal_unfolding(Value a, Value b, size_t max_terms, int max_steps = 256,
+                       std::set<AtomId>* unfolded = nullptr);
+  // v with every definition in `defs` that is a factor of a term replaced by its body, until
+  // none is left (bodies may hold others); nullopt past max_terms. Replacing an atom by what
+  // it stands for is a ring homomorphism, so forms equal before stay equal after.
+  std::optional<Value> unfold(Value v, const std::set<AtomId>& defs, size_t max_terms);
   // Whether a and b are equal, found by case analysis (case_split.cpp): each max, min and abs
   // atom among the factors of a - b takes one argument per case (max(p, q) = p where p >= q),
   // the cases cover every point, and a - b must rebuild to zero in each, or the case be empty
@@ -174,6 +182,8 @@ class Context {
   // Whether a function atom occurs in v (through definitions too): without one, v is a
   // polynomial in its symbols and evaluates exactly.
   bool has_function(Value v) const;
+  // Whether a max, min or abs atom occurs in v (through definitions and arguments too).
+  bool has_extreme(Value v) const;
   // Sign of a - b when both are constants: exact for rationals; for constants with atoms
   // (exp(1/3)), by numeric evaluation when the margin is clear. nullopt when a or b is
   // symbolic or the sign cannot be decided.

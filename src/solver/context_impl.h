@@ -34,6 +34,7 @@ enum : uint8_t {
   kHasSymbol = 1,    // a symbol occurs (so the value is not a constant)
   kHasFunction = 2,  // a function atom occurs (so exact evaluation may not apply)
   kIrregular = 4,    // monomial only: a factor that must be rewritten (inv(q)^-1, sqrt(p)^2)
+  kHasExtreme = 8,   // a max, min or abs atom occurs (case analysis may split it)
 };
 
 struct AtomNode {
@@ -156,6 +157,9 @@ struct Context::Impl {
   // For equal_unfolding (cuts.cpp).
   std::set<AtomId> differing_definitions(PolyId a, PolyId b) const;
   bool has_factor(PolyId p, AtomId d) const;
+  // v with the definition atom d, where it is a factor of a term, replaced by its body;
+  // nullopt past max_terms. Products built here expand fully (no new definitions).
+  std::optional<Value> substitute(Value v, AtomId d, size_t max_terms);
   // Whether a factor with `terms` terms is kept as a definition in a product with a factor
   // that is not a constant.
   bool defines(size_t terms) const { return defining && terms > define_above; }

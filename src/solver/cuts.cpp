@@ -117,43 +117,47 @@ bool Context::Impl::has_factor(PolyId p, AtomId d) const {
   return false;
 }
 
-bool Context::equal_unfolding(Value a, Value b, size_t max_terms, int max_steps) {
+std::optional<Value> Context::Impl::substitute(Value v, AtomId d, size_t max_terms) {
   struct Restore {
     bool& flag;
     bool saved;
     ~Restore() { flag = saved; }
-  } restore{impl_->defining, impl_->defining};
-  impl_->defining = false;  // products made while expanding expand fully
-  // v with the definition atom d replaced by the polynomial it stands for.
-  auto expand = [&](Value v, AtomId d) -> std::optional<Value> {
-    const Value body{atom(d).args[0], 0};
-    std::vector<Value> terms;
-    const size_t n = poly_term_count(v.poly);
-    for (size_t i = 0; i < n; ++i) {
-      TermView tv = term(v.poly, i);
-      const Rational coef = tv.coefficient->to_rational();
-      const std::vector<Factor> factors(tv.factors.begin(), tv.factors.end());
-      Value t = constant(coef);
-      for (const auto& [x, e] : factors) {
-        // Give up before building a power or a product certain to be far past the budget
-        // (the number of terms multiplies): a body of a few thousand terms squared would
-        // take all memory before any check after the fact.
-        const Rational ex = e.to_rational();
-        if (x == d && ex > 1 && ex.get_den() == 1 &&
-            std::pow(double(term_count(body)), ex.get_d()) > 16.0 * double(max_terms))
-          return std::nullopt;
-        Value f = x == d ? pow(body, constant(ex)) : impl_->value_of_atom(x, e);
-        if (double(term_count(t)) * double(term_count(f)) > 16.0 * double(max_terms))
-          return std::nullopt;
-        t = mul(t, f);
-        if (term_count(t) > max_terms) return std::nullopt;
-      }
-      terms.push_back(t);
+  } restore{defining, defining};
+  defining = false;  // products made while expanding expand fully
+  const Value body{atoms[d].args[0], 0};
+  std::vector<Value> terms;
+  const size_t n = ctx.poly_term_count(v.poly);
+  for (size_t i = 0; i < n; ++i) {
+    TermView tv = ctx.term(v.poly, i);
+    const Rational coef = tv.coefficient->to_rational();
+    const std::vector<Factor> factors(tv.factors.begin(), tv.factors.end());
+    Value t = ctx.constant(coef);
+    for (const auto& [x, e] : factors) {
+      // Give up before building a power or a product certain to be far past the budget
+      // (the number of terms multiplies): a body of a few thousand terms squared would
+      // take all memory before any check after the fact.
+      const Rational ex = e.to_rational();
+      // Only where d occurs to positive powers is this a ring homomorphism: forms equal
+      // before are equal after, whatever else is unfolded and in which order.
+      if (x == d && sgn(ex) < 0) return std::nullopt;
+      if (x == d && ex > 1 && ex.get_den() == 1 &&
+          std::pow(double(ctx.term_count(body)), ex.get_d()) > 16.0 * double(max_terms))
+        return std::nullopt;
+      Value f = x == d ? ctx.pow(body, ctx.constant(ex)) : value_of_atom(x, e);
+      if (double(ctx.term_count(t)) * double(ctx.term_count(f)) > 16.0 * double(max_terms))
+        return std::nullopt;
+      t = ctx.mul(t, f);
+      if (ctx.term_count(t) > max_terms) return std::nullopt;
     }
-    Value out = sum(terms);
-    if (term_count(out) > max_terms) return std::nullopt;
-    return out;
-  };
+    terms.push_back(t);
+  }
+  Value out = ctx.sum(terms);
+  if (ctx.term_count(out) > max_terms) return std::nullopt;
+  return out;
+}
+
+bool Context::equal_unfolding(Value a, Value b, size_t max_terms, int max_steps,
+                              std::set<AtomId>* unfolded) {
   for (int step = 0; step <= max_steps; ++step) {
     if (a == b) return true;
     if (!a.is_finite() || !b.is_finite()) return false;
@@ -162,14 +166,30 @@ bool Context::equal_unfolding(Value a, Value b, size_t max_terms, int max_steps)
     const std::set<AtomId> differing = impl_->differing_definitions(a.poly, b.poly);
     if (differing.empty()) return false;
     const AtomId newest = *differing.rbegin();
+    if (unfolded) unfolded->insert(newest);
     for (Value* side : {&a, &b}) {
       if (!impl_->has_factor(side->poly, newest)) continue;
-      auto next = expand(*side, newest);
+      auto next = impl_->substitute(*side, newest, max_terms);
       if (!next) return false;
       *side = *next;
     }
   }
   return false;
+}
+
+std::optional<Value> Context::unfold(Value v, const std::set<AtomId>& defs, size_t max_terms) {
+  while (v.is_finite()) {
+    // The newest first, as equal_unfolding expands them: a body may hold older ones.
+    std::optional<AtomId> next;
+    for (size_t i = 0, n = poly_term_count(v.poly); i < n; ++i)
+      for (const Factor& f : term(v.poly, i).factors)
+        if (defs.count(f.first) && (!next || f.first > *next)) next = f.first;
+    if (!next) break;
+    auto out = impl_->substitute(v, *next, max_terms);
+    if (!out) return std::nullopt;
+    v = *out;
+  }
+  return v;
 }
 
 }  // namespace onnx_tv::solver

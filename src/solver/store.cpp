@@ -67,7 +67,8 @@ AtomId Context::Impl::intern_atom(AtomNode n) {
   n.hash = h;
   // A definition is its polynomial, so it adds no function of its own.
   n.flags = n.fn == Fn::Symbol ? kHasSymbol : n.fn == Fn::Def ? 0 : kHasFunction;
-  for (PolyId p : n.args) n.flags |= polys[p].flags;
+  if (n.fn == Fn::Max || n.fn == Fn::Min || n.fn == Fn::Abs) n.flags |= kHasExtreme;
+  for (PolyId p : n.args) n.flags |= polys[p].flags & (kHasSymbol | kHasFunction | kHasExtreme);
   AtomId id = AtomId(atoms.size());
   atoms.push_back(std::move(n));
   atom_table.insert(h, id);
@@ -85,7 +86,7 @@ MonoId Context::Impl::intern_mono(std::span<const Factor> factors, std::vector<F
   MonoNode n;
   n.hash = h;
   for (const auto& [a, e] : factors) {
-    n.flags |= atoms[a].flags & (kHasSymbol | kHasFunction);
+    n.flags |= atoms[a].flags & (kHasSymbol | kHasFunction | kHasExtreme);
     if (irregular_factor(a, e)) n.flags |= kIrregular;
   }
   // Keeping simplifiable factors out of canonical monomials keeps forms unique.
@@ -105,7 +106,7 @@ PolyId Context::Impl::intern_poly(std::vector<Term> terms) {
   if (found != InternTable::kNone) return found;
   PolyNode n;
   n.hash = h;
-  for (const auto& t : terms) n.flags |= monos[t.first].flags & (kHasSymbol | kHasFunction);
+  for (const auto& t : terms) n.flags |= monos[t.first].flags & (kHasSymbol | kHasFunction | kHasExtreme);
   n.terms = std::move(terms);
   PolyId id = PolyId(polys.size());
   polys.push_back(std::move(n));
@@ -276,6 +277,10 @@ bool Context::is_constant(Value v) const {
 
 bool Context::has_function(Value v) const {
   return v.is_finite() && (impl_->polys[v.poly].flags & kHasFunction) != 0;
+}
+
+bool Context::has_extreme(Value v) const {
+  return v.is_finite() && (impl_->polys[v.poly].flags & kHasExtreme) != 0;
 }
 
 std::optional<Rational> Context::as_rational(Value v) const {

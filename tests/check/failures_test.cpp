@@ -43,7 +43,8 @@ TEST(Failures, ARefutedElementIsPreferredToAnEarlierUndecidedOne) {
     return got == und ? Comparison::Undecided : Comparison::Same;
   };
   int64_t compared = 0;
-  auto out = failures(f.ctx, f.obs, f.spec, f.ranks, compare, compared);
+  bool by_cases = false;
+  auto out = failures(f.ctx, f.obs, f.spec, f.ranks, compare, compared, by_cases);
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[0].obligation, 0u);
   EXPECT_EQ(out[0].offset, 2);

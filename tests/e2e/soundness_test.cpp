@@ -73,6 +73,16 @@ INSTANTIATE_TEST_SUITE_P(CountsInSymbolicSums, Soundness,
                                          Case{"reciprocal", "shards_count_minus_1", 1}),
                          name);
 
+// Counts that definitions or case analysis hide: judged in the form the comparisons proved
+// the forms equal in (check/proof_form.h). The correct twin of cases_count is refuted on the
+// reduced instance (its count hides in max and min atoms no refutation unfolds), so only its
+// wrong plan is here.
+INSTANTIATE_TEST_SUITE_P(CountsInProofForms, Soundness,
+                         testing::Values(Case{"hidden_count", "shards", 0},
+                                         Case{"hidden_count", "shards_2", 1},
+                                         Case{"cases_count", "shards_4", 1}),
+                         name);
+
 // A constant table whose pieces are equal, read by a rank at another piece's offset
 // (reduce/tables.cpp keeps such tables whole).
 INSTANTIATE_TEST_SUITE_P(RepeatedTables, Soundness,

@@ -277,8 +277,9 @@ std::vector<std::string> differing_outputs(const ir::Graph& spec, const frontend
     return x && y && *x == *y ? check::Comparison::Same : check::Comparison::Undecided;
   };
   int64_t compared = 0;
+  bool by_cases = false;
   std::set<std::string> names;
-  for (const auto& f : check::failures(ctx, obs, spec_env, envs, compare, compared))
+  for (const auto& f : check::failures(ctx, obs, spec_env, envs, compare, compared, by_cases))
     names.insert(obs[f.obligation].spec);
   return {names.begin(), names.end()};
 }

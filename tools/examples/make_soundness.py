@@ -30,7 +30,16 @@ instance's values, before an EQUIVALENT and before a refutation.
 reciprocal: the spec's diagonal of x @ (1/x)^T over x[4, 64] is 64 (a count, as x_k/x_k is 1);
 two ranks compute their rows of it (correct), shards_count writes 64 (correct), and
 shards_count_minus_1 writes 63 (wrong). The terms cancel across the two factors of the
-contraction, so the products, not each factor, are confirmed."""
+contraction, so the products, not each factor, are confirmed.
+hidden_count: the spec sums x * ((x - 1)^2 / x) over the 64 columns of x[4, 64] (a count: each
+addend is (x - 1)^2, whose 1 every column holds); the ranks sum x^2 - 2x and add 64 (correct)
+or 2 (shards_2, right only where a row has 2 columns). The stage-wise run keeps x - 1 as an
+atom, in which no term is common to the columns; the comparison proves the forms equal only
+once that atom is unfolded, so the count is judged with it unfolded too.
+cases_count: the spec sums max(x + 1, 1) + min(x + 1, 1) - x over the 5 columns of x[4, 5]
+(each addend is 2 wherever x is); the ranks write 10 (correct) or 4 (shards_4, right only where
+a row has 2 columns). Only case analysis shows the addends equal, so a sum of addends that hold
+max, min or abs atoms counts wherever a comparison was decided by cases."""
 import json
 import os
 import sys
@@ -266,8 +275,62 @@ def reciprocal_cases(out):
         "shards_count_minus_1": [rank(r, float(cols - 1)) for r in range(ranks)]})
 
 
+def hidden_count_cases(out):
+    rows, cols, ranks = 4, 64, 2
+    N = helper.make_node
+    spec = model([const("one", 1.0), const("two", 2.0),
+                  const("axes", [1], TensorProto.INT64, [1]),
+                  N("Sub", ["x", "one"], ["xm"], name="/minus_one"),
+                  N("Pow", ["xm", "two"], ["p"], name="/square"),
+                  N("Div", ["p", "x"], ["q"], name="/div"),
+                  N("Mul", ["x", "q"], ["s"], name="/mul"),
+                  N("ReduceSum", ["s", "axes"], ["y"], name="/sum", keepdims=1)],
+                 [vi("x", [rows, cols])], [vi("y", [rows, 1])])
+    b = rows // ranks
+
+    def rank(r, count):
+        nodes = [const("minus_two", -2.0), const("axes", [1], TensorProto.INT64, [1]),
+                 N("Add", ["x_local", "minus_two"], ["xm2"], name="/minus_two"),
+                 N("Mul", ["x_local", "xm2"], ["t"], name="/mul"),
+                 N("ReduceSum", ["t", "axes"], ["s"], name="/sum", keepdims=1),
+                 const("count", float(count)),
+                 N("Add", ["s", "count"], ["y_local"], name="/plus_count")]
+        binds = [{"value": "x_local", "spec": "x", "slice": [[r * b, r * b + b], None]},
+                 {"value": "y_local", "spec": "y", "slice": [[r * b, r * b + b], None]}]
+        return model(nodes, [vi("x_local", [b, cols])], [vi("y_local", [b, 1])], binds)
+
+    write(os.path.join(out, "hidden_count"), spec, {
+        "shards": [rank(r, cols) for r in range(ranks)],
+        "shards_2": [rank(r, 2) for r in range(ranks)]})
+
+
+def cases_count_cases(out):
+    rows, cols, ranks = 4, 5, 2
+    N = helper.make_node
+    spec = model([const("one", 1.0), const("axes", [1], TensorProto.INT64, [1]),
+                  N("Add", ["x", "one"], ["xp"], name="/plus_one"),
+                  N("Max", ["xp", "one"], ["hi"], name="/max"),
+                  N("Min", ["xp", "one"], ["lo"], name="/min"),
+                  N("Add", ["hi", "lo"], ["both"], name="/both"),
+                  N("Sub", ["both", "x"], ["s"], name="/sub"),
+                  N("ReduceSum", ["s", "axes"], ["y"], name="/sum", keepdims=1)],
+                 [vi("x", [rows, cols])], [vi("y", [rows, 1])])
+    b = rows // ranks
+
+    def rank(r, total):
+        nodes = [const("total", [float(total)] * b, F, [b, 1]),
+                 N("Identity", ["total"], ["y_local"], name="/total")]
+        binds = [{"value": "x_local", "spec": "x", "slice": [[r * b, r * b + b], None]},
+                 {"value": "y_local", "spec": "y", "slice": [[r * b, r * b + b], None]}]
+        return model(nodes, [vi("x_local", [b, cols])], [vi("y_local", [b, 1])], binds)
+
+    write(os.path.join(out, "cases_count"), spec, {
+        "shards": [rank(r, 2 * cols) for r in range(ranks)],
+        "shards_4": [rank(r, 4) for r in range(ranks)]})
+
+
 CASES = [f16_cases, masked_mean_cases, count_part_cases, variance_cases, periodic_table_cases,
-         cancelled_cases, reciprocal_cases]
+         cancelled_cases, reciprocal_cases, hidden_count_cases, cases_count_cases]
 
 
 def main():
