@@ -64,8 +64,6 @@ constexpr size_t kExpansionBudget = limits::kExpansionBudget;
 // not met by unfolding within kStagedBudget terms.
 constexpr size_t kStagedMaxTerms = limits::kStagedMaxTerms;
 constexpr size_t kStagedBudget = limits::kStagedBudget;
-// Unfolding steps of a refuted pair whose definitions counts are then judged with.
-constexpr int kRefutedUnfoldSteps = 8;
 
 void report(const CheckOptions& o, const std::string& phase, int64_t done, int64_t total) {
   if (o.on_progress) o.on_progress(Progress{phase, done, total});
@@ -348,21 +346,19 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
   auto failed =
       failures(ctx, obs, spec_env, envs, compare, res.stats.elements_compared, form.cases);
   report(options, "compare", 1, 1);
-  // A refutation stands for the full size only where no sum counted either; a count that
-  // only unfolded definitions show (the spec's def(1 - x_k)^2 against a plan's expanded
-  // terms) is judged with the definitions the first steps of unfolding a refuted pair reach
-  // (a few: unfolding a real difference runs on to the budget, and every addend would follow).
-  // Only those: what the other pairs unfolded bears on proofs, and a refutation proves nothing
-  // a count could undo (its judgement only spares false alarms).
-  if (std::any_of(failed.begin(), failed.end(), [](const Failure& f) { return f.refuted; })) {
-    form = ProofForm();
-    form.expanded = !staged;
-    form.lenient = true;
-  }
+  // Values the stage-wise run met at a cut through a flattened sum were proven equal with the
+  // flattened definitions unfolded (Context::unfolded_by_cuts).
+  form.unfolded.insert(ctx.unfolded_by_cuts().begin(), ctx.unfolded_by_cuts().end());
+  // A refutation stands for the full size only where no sum counted either. It proves nothing
+  // a count could undo, so its judgement only spares false alarms, and stays cheap: addends are
+  // judged as built (unfolding what the refuted pair reaches finds counts that keep real plans'
+  // axes whole, out of reach). A count inside max, min or abs atoms (max(x+1, 1) +
+  // min(x+1, 1) - x is 2) shows only in cases: where the refuted pair holds such atoms, addends
+  // that hold them count.
   for (const Failure& f : failed) {
-    if (!f.refuted || !staged || !f.spec_value.is_finite() || !f.plan_value.is_finite()) continue;
-    ctx.equal_unfolding(f.spec_value, f.plan_value, limits::kGuardExpansion, kRefutedUnfoldSteps,
-                        &form.unfolded);
+    if (!f.refuted || !f.spec_value.is_finite() || !f.plan_value.is_finite()) continue;
+    form = ProofForm();
+    form.cases = ctx.has_extreme(f.spec_value) || ctx.has_extreme(f.plan_value);
     break;  // the first refuted pair's: the verdict's
   }
   // Sums over ranks and micro-batches that count them: the instance with fewer of them then

@@ -4,6 +4,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "common/errors.h"
 #include "common/limits.h"
 #include "solver/common_monomial.h"
 
@@ -35,27 +36,50 @@ Slices slices_of(const ir::Tensor& t, size_t axis) {
   return s;
 }
 
-// Whether some slice of `t` along `axis` holds a term at every position (or, `uniform_only`,
-// the same value at every position).
-bool counts_along(solver::Context& ctx, const ir::Tensor& t, size_t axis, bool uniform_only,
+// What a node adds up along its axis, for an element of its data: the element (ReduceSum,
+// ReduceMean), its square (ReduceSumSquare), its exponential (Softmax, LogSoftmax: exp(x - m)
+// is exp(x) times a factor every position shares, and exp(log(x + 1)) is x + 1); nullopt where
+// it cannot be built (taken to count).
+using Addend = std::optional<solver::Value> (*)(solver::Context&, solver::Value);
+
+std::optional<solver::Value> itself(solver::Context&, solver::Value v) { return v; }
+std::optional<solver::Value> squared(solver::Context& ctx, solver::Value v) {
+  return ctx.mul(v, v);
+}
+std::optional<solver::Value> exponential(solver::Context& ctx, solver::Value v) {
+  try {
+    return ctx.exp(v);
+  } catch (const MathError&) {
+    return std::nullopt;
+  }
+}
+
+Addend addend_of(const ir::Node& n) {
+  if (n.op_type == "ReduceSumSquare") return squared;
+  if (n.op_type == "Softmax" || n.op_type == "LogSoftmax") return exponential;
+  return itself;
+}
+
+// Whether some slice of `t` along `axis` holds addends with a term at every position.
+bool counts_along(solver::Context& ctx, const ir::Tensor& t, size_t axis, Addend addend,
                   const ProofForm& form) {
   if (axis >= t.shape.size() || t.shape[axis] < 2 || t.data.empty()) return false;
   const Slices s = slices_of(t, axis);
   for (int64_t start : s.starts) {
     std::vector<solver::Value> raw;
-    for (int64_t k = 0; k < s.length; ++k) raw.push_back(t.data[size_t(start + k * s.stride)]);
+    for (int64_t k = 0; k < s.length; ++k) {
+      const std::optional<solver::Value> a = addend(ctx, t.data[size_t(start + k * s.stride)]);
+      if (!a) return true;
+      raw.push_back(*a);
+    }
     if (form.bounds_apply() && !form.may_share(ctx, raw)) continue;
-    // An addend out of reach in the proof's form counts (nullopt).
-    auto at = [&](int64_t k) { return form.of(ctx, raw[size_t(k)], kProofFormBudget); };
-    const std::optional<solver::Value> first = at(0);
-    if (!first) return true;
     bool counts = true;
     solver::CommonTerms common(ctx, true);
-    if (!uniform_only) common.add(*first);
-    for (int64_t k = 1; k < s.length && counts; ++k) {
-      const std::optional<solver::Value> v = at(k);
+    for (int64_t k = 0; k < s.length && counts; ++k) {
+      // An addend out of reach in the proof's form counts (nullopt).
+      const std::optional<solver::Value> v = form.of(ctx, raw[size_t(k)], kProofFormBudget);
       if (!v) return true;
-      counts = uniform_only ? *v == *first : common.add(*v);
+      counts = common.add(*v);
     }
     if (counts) return true;
   }
@@ -135,7 +159,10 @@ std::optional<CountedSum> confirm_sums(solver::Context& ctx, const std::vector<r
     if (fresh)
       for (size_t i = 0; i < g.nodes.size(); ++i)
         for (const auto& o : g.nodes[i].outputs) at->second[o] = i;
-    auto p = at->second.find(s.output);
+    // A ReduceMean was rewritten as a ReduceSum (writing `output/onnx_tv.sum`) and a division
+    // by the full count (writing `output`): the sum is the site.
+    auto p = at->second.find(s.output + "/onnx_tv.sum");
+    if (p == at->second.end()) p = at->second.find(s.output);
     if (p == at->second.end()) continue;
     const ir::Node& n = g.nodes[p->second];
     auto value = [&](size_t input) -> const ir::Tensor* {
@@ -148,7 +175,7 @@ std::optional<CountedSum> confirm_sums(solver::Context& ctx, const std::vector<r
       continue;  // not run, or not shrunk after all
     bool counts = false;
     if (s.other < 0) {
-      counts = counts_along(ctx, *x, s.axis, s.uniform_only, form);
+      counts = counts_along(ctx, *x, s.axis, addend_of(n), form);
     } else if (const ir::Tensor* y = value(size_t(s.other))) {
       counts = products_count(ctx, *x, s.axis, *y, s.other_axis, budget, form);
     }

@@ -8,7 +8,6 @@
 // addends are judged with the same definitions unfolded; where it expanded every one (a
 // whole-program run), expanded. Unfolding is a ring homomorphism, so forms a comparison proved
 // equal are also equal with the union of every comparison's unfolded definitions replaced.
-#include <algorithm>
 #include <optional>
 #include <memory>
 #include <set>
@@ -22,26 +21,20 @@
 namespace onnx_tv::check {
 
 struct ProofForm {
-  static constexpr size_t kLenientBudget = 256;
   bool expanded = false;                // some comparison expanded every definition
   std::set<solver::AtomId> unfolded;    // definitions some comparison replaced by their bodies
   bool cases = false;                   // some comparison was decided by case analysis
-  // A refutation is judged in this form where that is within kLenientBudget terms, else as
-  // built: nothing was proven that a count could undo, the judgement only spares false alarms.
-  bool lenient = false;
 
   bool is_built_form() const { return !expanded && unfolded.empty() && !cases; }
   // v in this representation; nullopt past max_terms (the caller then takes the sum to count,
   // which only keeps an axis or the ranks whole).
   std::optional<solver::Value> of(solver::Context& ctx, solver::Value v, size_t max_terms) const {
     if (!v.is_finite() || is_built_form()) return v;
-    if (cases && !lenient && ctx.has_extreme(v)) return std::nullopt;
+    if (cases && ctx.has_extreme(v)) return std::nullopt;
     if (auto it = memo_.find(v.poly); it != memo_.end()) return it->second;
-    const size_t budget = lenient ? std::min(max_terms, kLenientBudget) : max_terms;
     std::optional<solver::Value> x = v;
-    if (expanded) x = ctx.expand_definitions(v, budget);
-    else if (!unfolded.empty()) x = ctx.unfold(v, unfolded, budget);
-    if (!x && lenient) x = v;
+    if (expanded) x = ctx.expand_definitions(v, max_terms);
+    else if (!unfolded.empty()) x = ctx.unfold(v, unfolded, max_terms);
     memo_.emplace(v.poly, x);
     return x;
   }

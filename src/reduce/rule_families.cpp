@@ -404,6 +404,32 @@ std::vector<DimValue> range(RuleArgs& r) {
 
 std::vector<DimValue> trilu(RuleArgs& r) {
   const DimValue& x = r.need(0);
+  // Trilu keeps an element by comparing its row position with its column position: the two
+  // axes must shrink as one (a causal mask over a sequence and itself), else the instance's
+  // mask is not the full one restricted (rows 2:4 of a [4, 8] matrix keep 3 to 4 columns of 8,
+  // but all of 2). Of different extents, both keep full size.
+  if (x.dims.size() >= 2) {
+    const Axis& rows = x.dims[x.dims.size() - 2];
+    const Axis& cols = x.dims.back();
+    const std::string why = r.here + " compares row and column positions";
+    const int64_t nr = r.inf.dims.full(rows), nc = r.inf.dims.full(cols);
+    // Of different extents (a context-parallel rank's rows against the whole sequence), the
+    // longer axis is blocks of the shorter: within a block the two compare as one axis, and a
+    // block's index decides the rest (|c - i| is below a block on both sizes).
+    const Axis& longer = nr >= nc ? rows : cols;
+    const Axis& shorter = nr >= nc ? cols : rows;
+    const int64_t n = std::min(nr, nc);
+    std::optional<std::pair<Axis, Axis>> parts;
+    if (nr != nc && n > 0 && std::max(nr, nc) % n == 0) parts = r.inf.dims.split_inner(longer, n);
+    if (nr == nc) {
+      r.inf.dims.unify(rows, cols, why);
+    } else if (parts) {
+      r.inf.dims.unify(parts->second, shorter, why);
+    } else {
+      r.inf.dims.fix(rows, why);
+      r.inf.dims.fix(cols, why);
+    }
+  }
   if (r.in.size() > 1 && r.in[1]) {
     // An offset k = c + p (c in -1..1) with p a block boundary of the columns (p > 0) or the
     // rows (p < 0) is re-expressed at the reduced sizes; the boundary's outer part is fixed.

@@ -5,7 +5,7 @@
 
 namespace onnx_tv::reduce {
 
-// A sum (or softmax) along an axis the instance shrinks, of data the inference found to hold no
+// A sum (or softmax, which sums exponentials) along an axis the instance shrinks, of data the inference found to hold no
 // part that is the same along it (reduce/uniform_parts.cpp). Terms can cancel, which that
 // inference does not see (softmax(x - x) is 1/n): the check confirms on the instance's values
 // that no such part is there, else keeps the axis whole in the next instance it builds.
@@ -15,7 +15,6 @@ struct SumSite {
   size_t input = 0;    // the data operand
   size_t axis = 0;     // along which it is summed
   int64_t full = 0;    // the axis's full extent
-  bool uniform_only = false;  // a softmax: counted only where every position is the same
   // A contraction: the other factor and its axis; the addends are the factors' products.
   int64_t other = -1;
   size_t other_axis = 0;

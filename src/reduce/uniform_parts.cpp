@@ -106,7 +106,7 @@ Kind kind_of(const ops::OpSchema& s) {
 // Records a sum along axis `axis` of input `input` for the check to confirm (SumSite), where
 // the axis may still shrink.
 void confirm_later(Inference& inf, ProgramDims& prog, size_t idx, size_t input, size_t axis,
-                   bool uniform_only, int64_t other = -1, size_t other_axis = 0) {
+                   int64_t other = -1, size_t other_axis = 0) {
   const DimValue* v = nullptr;
   const ir::Node& n = prog.graph->nodes[idx];
   if (input < n.inputs.size())
@@ -129,7 +129,6 @@ void confirm_later(Inference& inf, ProgramDims& prog, size_t idx, size_t input, 
   s.input = input;
   s.axis = axis;
   s.full = inf.dims.full(v->dims[axis]);
-  s.uniform_only = uniform_only;
   s.other = other;
   s.other_axis = other_axis;
   inf.sum_sites.push_back(s);
@@ -191,7 +190,7 @@ void follow_uniform_parts(Inference& inf, ProgramDims& prog, size_t idx,
     for (int64_t a : reduced_axes(inf, n, *in[0], all))
       if (a >= 0 && a < int64_t(in[0]->dims.size())) {
         fix_counted(inf, prog, idx, meet(leaves_of(inf, in[0]->dims[size_t(a)]), x.parts));
-        confirm_later(inf, prog, idx, 0, size_t(a), false);
+        confirm_later(inf, prog, idx, 0, size_t(a));
       }
   }
   if (schema.normalizes() && !in.empty() && in[0]) {
@@ -199,7 +198,7 @@ void follow_uniform_parts(Inference& inf, ProgramDims& prog, size_t idx,
     const Operand x = operand(inf, *in[0], {});
     fix_counted(inf, prog, idx, x.uniform);
     for (int64_t a : reduced_axes(inf, n, *in[0], all))
-      if (a >= 0 && a < int64_t(in[0]->dims.size())) confirm_later(inf, prog, idx, 0, size_t(a), true);
+      if (a >= 0 && a < int64_t(in[0]->dims.size())) confirm_later(inf, prog, idx, 0, size_t(a));
   }
   if (kind == Kind::Contraction) {
     // Variables of the inputs that the output does not have are summed over.
@@ -221,7 +220,7 @@ void follow_uniform_parts(Inference& inf, ProgramDims& prog, size_t idx,
       const bool ta = gemm && n.attribute("transA") && n.attribute("transA")->i;
       const bool tb = gemm && n.attribute("transB") && n.attribute("transB")->i;
       if (ra >= 1 && rb >= 1)
-        confirm_later(inf, prog, idx, 0, ta ? 0 : ra - 1, false, 1,
+        confirm_later(inf, prog, idx, 0, ta ? 0 : ra - 1, 1,
                       rb == 1 ? 0 : tb ? rb - 1 : rb - 2);
     }
   }

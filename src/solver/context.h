@@ -153,6 +153,9 @@ class Context {
   // side that adds the same terms in other groups (partial sums per rank, summed after a
   // collective) then meets the atom. The expanded form is not built past `max_terms`.
   Value cut_flattening(Value v, size_t max_terms);
+  // The definitions known_cut has so far treated as unfolded: those a flattening replaced by
+  // their bodies, where known_cut met a value through the flat body (a proof by unfolding).
+  const std::set<AtomId>& unfolded_by_cuts() const;
   // Whether a and b are equal, found by expanding definitions one at a time, newest first,
   // among those that occur in the terms where the two forms differ (on both sides where both
   // hold it), until the forms meet (true) or nothing is left to expand, a polynomial exceeds

@@ -171,6 +171,10 @@ struct Context::Impl {
   size_t expand_budget = 0;
   // Primitive parts made definitions by cut(), to the atom that stands for each.
   std::unordered_map<PolyId, AtomId> cut_atoms;
+  // Bodies cut_flattening filed under an atom, with the definitions the flattening replaced by
+  // their bodies; known_cut adds those to unfolded_by_cuts where it meets such a body.
+  std::unordered_map<PolyId, std::vector<AtomId>> flattened;
+  std::set<AtomId> unfolded_by_cuts;
 };
 
 // Sorts terms by monomial and sums duplicates, dropping zeros.

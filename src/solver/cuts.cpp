@@ -51,6 +51,8 @@ Value Context::known_cut(Value v) {
   if (impl_->cut_atoms.empty() || !impl_->cut_form(v, &c, &m, &body)) return v;
   auto it = impl_->cut_atoms.find(body);
   if (it == impl_->cut_atoms.end()) return v;
+  if (auto f = impl_->flattened.find(body); f != impl_->flattened.end())
+    impl_->unfolded_by_cuts.insert(f->second.begin(), f->second.end());
   return impl_->term_value(impl_->mono_mul(m, impl_->mono_of_atom(it->second, 1)), c);
 }
 
@@ -58,6 +60,7 @@ Value Context::cut_flattening(Value v, size_t max_terms) {
   const Value out = cut(v);
   if (out == v) return out;
   std::vector<Value> parts;
+  std::vector<AtomId> replaced;  // the definitions whose bodies the flat form holds
   bool flattened = false;
   for (size_t i = 0, n = poly_term_count(v.poly); i < n; ++i) {
     TermView tv = term(v.poly, i);
@@ -67,9 +70,11 @@ Value Context::cut_flattening(Value v, size_t max_terms) {
     };
     const bool one_def = std::count_if(factors.begin(), factors.end(), linear_def) == 1;
     Value t = constant(tv.coefficient->to_rational());
-    for (const Factor& f : factors)
-      t = mul(t, one_def && linear_def(f) ? Value{atom(f.first).args[0], 0}
-                                          : impl_->value_of_atom(f.first, f.second));
+    for (const Factor& f : factors) {
+      const bool open = one_def && linear_def(f);
+      if (open) replaced.push_back(f.first);
+      t = mul(t, open ? Value{atom(f.first).args[0], 0} : impl_->value_of_atom(f.first, f.second));
+    }
     flattened = flattened || one_def;
     parts.push_back(t);
     if (term_count(t) > max_terms) return out;
@@ -84,7 +89,10 @@ Value Context::cut_flattening(Value v, size_t max_terms) {
       c.to_rational() != fc.to_rational())
     return out;
   // Exact: flat == v, and with the same constant and monomial outside, their bodies are equal.
-  impl_->cut_atoms.emplace(flat_body, impl_->cut_atoms.at(body));
+  // A side that meets the atom through the flat body has been proven equal with the replaced
+  // definitions unfolded, and counts must be judged so (check/proof_form.h).
+  if (impl_->cut_atoms.emplace(flat_body, impl_->cut_atoms.at(body)).second)
+    impl_->flattened.emplace(flat_body, std::move(replaced));
   return out;
 }
 
@@ -176,6 +184,8 @@ bool Context::equal_unfolding(Value a, Value b, size_t max_terms, int max_steps,
   }
   return false;
 }
+
+const std::set<AtomId>& Context::unfolded_by_cuts() const { return impl_->unfolded_by_cuts; }
 
 std::optional<Value> Context::unfold(Value v, const std::set<AtomId>& defs, size_t max_terms) {
   while (v.is_finite()) {

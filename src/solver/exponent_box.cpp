@@ -63,7 +63,7 @@ std::optional<ExponentBox> ExponentBoxes::poly(PolyId p, size_t max_atoms) {
     for (const auto& [atom, e] : t.factors) {
       const AtomView av = ctx_.atom(atom);
       if (av.fn == Fn::Def && unfolded_.count(atom)) {
-        if (e <= SmallRational(0)) {
+        if (e <= SmallRational(0) || !e.is_integer()) {  // unfold() refuses these too
           failed = true;
           break;
         }

@@ -83,6 +83,25 @@ TEST_F(Unfold, BoundsShowValuesThatShareNoMonomial) {
   EXPECT_FALSE(ExponentBoxes::disjoint(pq));
 }
 
+TEST_F(Unfold, MeetingAFlattenedSumCountsAsUnfolding) {
+  // A stage-wise spec cuts x_k^2 + w^2 at each position, then their sum; a rank that computed
+  // the flat sum meets the spec's atom, a proof that unfolded the per-position atoms.
+  // (The squares are made first: the flat sum then leads with the coefficient of the cut sum,
+  // which the flattening needs to file it under the same atom.)
+  const Value sq0 = c.mul(x0, x0), sq1 = c.mul(x1, x1), w2 = c.mul(y, y);
+  const Value d0 = c.cut(c.add(sq0, w2)), d1 = c.cut(c.add(sq1, w2));
+  const Value total = c.cut_flattening(c.add(d0, d1), 1000);
+  EXPECT_TRUE(c.unfolded_by_cuts().empty());
+  const Value flat = c.add(c.add(sq0, sq1), c.mul(c.constant(2), w2));
+  ASSERT_EQ(c.known_cut(flat), total);
+  const std::set<AtomId>& unfolded = c.unfolded_by_cuts();
+  EXPECT_EQ(unfolded.size(), 2u);
+  // The addends then share w^2: a count.
+  const std::vector<Value> addends{c.unfold(d0, unfolded, 100).value(),
+                                   c.unfold(d1, unfolded, 100).value()};
+  EXPECT_TRUE(share_a_term(c, addends));
+}
+
 TEST_F(Unfold, ExtremeAtomsAreSeenThroughDefinitions) {
   const Value m = c.max(std::vector<Value>{c.add(x0, one), one});
   EXPECT_TRUE(c.has_extreme(m));

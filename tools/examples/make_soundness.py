@@ -39,7 +39,19 @@ once that atom is unfolded, so the count is judged with it unfolded too.
 cases_count: the spec sums max(x + 1, 1) + min(x + 1, 1) - x over the 5 columns of x[4, 5]
 (each addend is 2 wherever x is); the ranks write 10 (correct) or 4 (shards_4, right only where
 a row has 2 columns). Only case analysis shows the addends equal, so a sum of addends that hold
-max, min or abs atoms counts wherever a comparison was decided by cases."""
+max, min or abs atoms counts wherever a comparison was decided by cases.
+hidden_sums: counts hidden where a sum's addends are not its data. Each spec sums over the 64
+columns of x[4, 64]; the ranks hold two rows each and add a count to a sum of x, 64 (correct,
+shards) or 2 (shards_2, right only where a row has 2 columns): softmax_log, softmax(log(x + 1))
+(a softmax sums exp(log(x + 1)) = x + 1); sum_square, ReduceSumSquare(sqrt(x^2 + 1)) (it sums
+the squares, x^2 + 1); mean_exp_log, ReduceMean(exp(log(x + 1))) (rewritten as a ReduceSum
+and a division by the full count, the sum is the site); flat_cut, the sum of
+(x^3 + x w^2) / x = x^2 + w^2 (a stage-wise run cuts it, and meets the plan's sum of x^2
+plus 64 w^2 through the flattened sum: the flattened definitions count as unfolded).
+causal_mask: the spec masks q @ k^T with Trilu (lower) over 8 queries and 8 keys, q and k
+separate inputs; two ranks hold four query rows each and all of k. Rank 1 masks with offset 4
+(correct, shards) or not at all (shards_unmasked: wrong, row 4 keeps keys 0..4 only). Trilu
+compares row and column positions, so the two axes shrink as one (or keep full size)."""
 import json
 import os
 import sys
@@ -329,8 +341,99 @@ def cases_count_cases(out):
         "shards_4": [rank(r, 4) for r in range(ranks)]})
 
 
+def hidden_sums_cases(out):
+    rows, cols, ranks = 4, 64, 2
+    b = rows // ranks
+    N = helper.make_node
+    axes = lambda: const("axes", [1], TensorProto.INT64, [1])
+
+    def case(name, spec_nodes, spec_inputs, out_cols, plan):
+        """plan(count) -> nodes from x_local (and w_local) to y_local."""
+        spec = model(spec_nodes, [vi(n, [rows, c]) for n, c in spec_inputs],
+                     [vi("y", [rows, out_cols])])
+
+        def rank(r, count):
+            ins = [vi(n + "_local", [b, c]) for n, c in spec_inputs]
+            binds = [{"value": n + "_local", "spec": n, "slice": [[r * b, r * b + b], None]}
+                     for n, _ in spec_inputs]
+            binds.append({"value": "y_local", "spec": "y", "slice": [[r * b, r * b + b], None]})
+            return model(plan(count), ins, [vi("y_local", [b, out_cols])], binds)
+
+        write(os.path.join(out, "hidden_sums", name), spec, {
+            "shards": [rank(r, cols) for r in range(ranks)],
+            "shards_2": [rank(r, 2) for r in range(ranks)]})
+
+    def sum_plus(count, tail="y_local"):
+        return [axes(), const("count", float(count)),
+                N("ReduceSum", ["x_local", "axes"], ["s"], keepdims=1),
+                N("Add", ["s", "count"], [tail])]
+
+    case("softmax_log",
+         [const("one", 1.0), N("Add", ["x", "one"], ["x1"]), N("Log", ["x1"], ["l"]),
+          N("Softmax", ["l"], ["y"], axis=1)], [("x", cols)], cols,
+         lambda count: sum_plus(count, "total") + [
+             const("one", 1.0), N("Add", ["x_local", "one"], ["x1"]),
+             N("Div", ["x1", "total"], ["y_local"])])
+    case("sum_square",
+         [axes(), const("one", 1.0), N("Mul", ["x", "x"], ["x2"]), N("Add", ["x2", "one"], ["a"]),
+          N("Sqrt", ["a"], ["r"]), N("ReduceSumSquare", ["r"], ["y"], axes=[1], keepdims=1)],
+         [("x", cols)], 1,
+         lambda count: [axes(), const("count", float(count)),
+                        N("Mul", ["x_local", "x_local"], ["x2"]),
+                        N("ReduceSum", ["x2", "axes"], ["s"], keepdims=1),
+                        N("Add", ["s", "count"], ["y_local"])])
+    case("mean_exp_log",
+         [const("one", 1.0), N("Add", ["x", "one"], ["x1"]), N("Log", ["x1"], ["l"]),
+          N("Exp", ["l"], ["e"]), N("ReduceMean", ["e"], ["y"], axes=[1], keepdims=1)],
+         [("x", cols)], 1,
+         lambda count: sum_plus(count, "total") + [
+             const("n", float(cols)), N("Div", ["total", "n"], ["y_local"])])
+    # x*x is made before w*w, so the flattened sum x_0^2 + x_1^2 + 2 w^2 leads with the
+    # coefficient of the cut sum, and the flattening files it under the spec's atom.
+    case("flat_cut",
+         [axes(), N("Mul", ["x", "x"], ["x2"]), N("Mul", ["w", "w"], ["w2"]),
+          N("Mul", ["x2", "x"], ["x3"]), N("Mul", ["x", "w2"], ["xw"]),
+          N("Add", ["x3", "xw"], ["num"]), N("Div", ["num", "x"], ["q"]),
+          N("ReduceSum", ["q", "axes"], ["y"], keepdims=1)],
+         [("x", cols), ("w", 1)], 1,
+         lambda count: [axes(), const("count", float(count)),
+                        N("Mul", ["x_local", "x_local"], ["x2"]),
+                        N("ReduceSum", ["x2", "axes"], ["s"], keepdims=1),
+                        N("Mul", ["w_local", "w_local"], ["w2"]),
+                        N("Mul", ["w2", "count"], ["cw"]), N("Add", ["s", "cw"], ["y_local"])])
+
+
+def causal_mask_cases(out):
+    seq, dim, ranks = 8, 4, 2
+    b = seq // ranks
+    N = helper.make_node
+    spec = model([N("Transpose", ["k"], ["kt"], name="/kt", perm=[1, 0]),
+                  N("MatMul", ["q", "kt"], ["s"], name="/scores"),
+                  N("Trilu", ["s"], ["y"], name="/mask", upper=0)],
+                 [vi("q", [seq, dim]), vi("k", [seq, dim])], [vi("y", [seq, seq])])
+
+    def rank(r, masked):
+        nodes = [N("Transpose", ["k"], ["kt"], name="/kt", perm=[1, 0]),
+                 N("MatMul", ["q_local", "kt"], ["s"], name="/scores")]
+        if masked:
+            nodes += [const("offset", r * b, TensorProto.INT64),
+                      N("Trilu", ["s", "offset"], ["y_local"], name="/mask", upper=0)]
+        else:
+            nodes.append(N("Identity", ["s"], ["y_local"], name="/unmasked"))
+        binds = [{"value": "q_local", "spec": "q", "slice": [[r * b, r * b + b], None]},
+                 {"value": "k", "spec": "k"},
+                 {"value": "y_local", "spec": "y", "slice": [[r * b, r * b + b], None]}]
+        return model(nodes, [vi("q_local", [b, dim]), vi("k", [seq, dim])],
+                     [vi("y_local", [b, seq])], binds)
+
+    write(os.path.join(out, "causal_mask"), spec, {
+        "shards": [rank(r, True) for r in range(ranks)],
+        "shards_unmasked": [rank(r, r == 0) for r in range(ranks)]})
+
+
 CASES = [f16_cases, masked_mean_cases, count_part_cases, variance_cases, periodic_table_cases,
-         cancelled_cases, reciprocal_cases, hidden_count_cases, cases_count_cases]
+         cancelled_cases, reciprocal_cases, hidden_count_cases, cases_count_cases, hidden_sums_cases,
+         causal_mask_cases]
 
 
 def main():
