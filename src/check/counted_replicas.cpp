@@ -34,7 +34,6 @@ bool spans(const frontend::Mesh& mesh, const std::vector<int64_t>& group,
 // many terms, the expanded forms are compared too (which finds more counts, never fewer
 // proofs); what decides is the form the comparisons proved equal in (check/proof_form.h).
 constexpr size_t kGuardExpansion = limits::kGuardExpansion;
-constexpr size_t kProofFormBudget = limits::kProofFormBudget;
 
 // The first element at which every addend holds a multiple of one monomial, in the forms as
 // built, expanded within kGuardExpansion, or in the form the comparisons proved equal in (where
@@ -56,7 +55,7 @@ std::optional<size_t> common_term(solver::Context& ctx, const std::vector<const 
     if (form.is_built_form() || !form.may_share(ctx, vs)) continue;
     std::vector<solver::Value> proven;
     for (solver::Value v : vs) {
-      const std::optional<solver::Value> x = form.of(ctx, v, kProofFormBudget);
+      const std::optional<solver::Value> x = form.of(ctx, v, limits::kProofFormBudget);
       if (!x) return e;
       proven.push_back(*x);
     }

@@ -15,7 +15,6 @@ namespace {
 // Terms of products a contraction's confirmation may build, over all its sites, before it
 // takes the rest to count (which only keeps axes whole).
 constexpr size_t kProductBudget = limits::kProductBudget;
-constexpr size_t kProofFormBudget = limits::kProofFormBudget;
 
 // The slices of a tensor along an axis: the flat index of each slice's first element, and the
 // stride between its elements.
@@ -77,7 +76,7 @@ bool counts_along(solver::Context& ctx, const ir::Tensor& t, size_t axis, Addend
     solver::CommonTerms common(ctx, true);
     for (int64_t k = 0; k < s.length && counts; ++k) {
       // An addend out of reach in the proof's form counts (nullopt).
-      const std::optional<solver::Value> v = form.of(ctx, raw[size_t(k)], kProofFormBudget);
+      const std::optional<solver::Value> v = form.of(ctx, raw[size_t(k)], limits::kProofFormBudget);
       if (!v) return true;
       counts = common.add(*v);
     }
@@ -134,7 +133,7 @@ bool products_count(solver::Context& ctx, const ir::Tensor& a, size_t ax, const 
       for (int64_t k = 0; k < sa.length && counts; ++k) {
         const std::optional<solver::Value> p = product(k);
         if (!p) return true;  // past the budget: taken to count
-        const std::optional<solver::Value> q = form.of(ctx, *p, kProofFormBudget);
+        const std::optional<solver::Value> q = form.of(ctx, *p, limits::kProofFormBudget);
         if (!q) return true;
         counts = common.add(*q);
       }
