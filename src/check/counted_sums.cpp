@@ -71,7 +71,7 @@ bool counts_along(solver::Context& ctx, const ir::Tensor& t, size_t axis, Addend
       if (!a) return true;
       raw.push_back(*a);
     }
-    if (form.bounds_apply() && !form.may_share(ctx, raw)) continue;
+    if (!form.may_share(ctx, raw)) continue;
     bool counts = true;
     solver::CommonTerms common(ctx, true);
     for (int64_t k = 0; k < s.length && counts; ++k) {
@@ -158,9 +158,7 @@ std::optional<CountedSum> confirm_sums(solver::Context& ctx, const std::vector<r
     if (fresh)
       for (size_t i = 0; i < g.nodes.size(); ++i)
         for (const auto& o : g.nodes[i].outputs) at->second[o] = i;
-    // A ReduceMean was rewritten as a ReduceSum (writing `output/onnx_tv.sum`) and a division
-    // by the full count (writing `output`): the sum is the site.
-    auto p = at->second.find(s.output + "/onnx_tv.sum");
+    auto p = at->second.find(s.output + reduce::kMeanSumSuffix);  // a rewritten ReduceMean
     if (p == at->second.end()) p = at->second.find(s.output);
     if (p == at->second.end()) continue;
     const ir::Node& n = g.nodes[p->second];

@@ -9,6 +9,7 @@
 #include "ops/registry.h"
 #include "reduce/reduce.h"
 #include "reduce/reduce_detail.h"
+#include "reduce/sum_site.h"
 
 namespace onnx_tv::reduce {
 
@@ -230,7 +231,7 @@ struct Rewriter {
     sum.op_type = "ReduceSum";
     sum.attributes.erase("axes");
     const std::string out = n.outputs[0];
-    sum.outputs = {out + "/onnx_tv.sum"};
+    sum.outputs = {out + kMeanSumSuffix};
     if (sum.opset >= 13) {
       sum.inputs = {n.inputs[0], add_const("axes", ints_tensor(DType::Int64, axes, false))};
     } else {

@@ -20,6 +20,10 @@ struct SumSite {
   size_t other_axis = 0;
 };
 
+// A ReduceMean is rewritten (reduce/rewrite.cpp) as a ReduceSum writing its output with this
+// suffix and a division by the full count writing the output itself: the sum is the site.
+inline constexpr const char* kMeanSumSuffix = "/onnx_tv.sum";
+
 // Names a sum site across instances (the instance's ranks and values differ; a program's file,
 // a node's first output, the operand and the axis do not): the key of `keep` (check.cpp) under
 // which the inference keeps that axis whole.
