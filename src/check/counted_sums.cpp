@@ -12,10 +12,6 @@ namespace onnx_tv::check {
 
 namespace {
 
-// Terms of products a contraction's confirmation may build, over all its sites, before it
-// takes the rest to count (which only keeps axes whole).
-constexpr size_t kProductBudget = limits::kProductBudget;
-
 // The slices of a tensor along an axis: the flat index of each slice's first element, and the
 // stride between its elements.
 struct Slices {
@@ -88,7 +84,8 @@ bool counts_along(solver::Context& ctx, const ir::Tensor& t, size_t axis, Addend
 // Whether, for some pair of slices of `a` along `ax` and of `b` along `bx` that a contraction
 // multiplies, the products along the axis hold a term at every position. Slices of operands of
 // one rank with the same leading (batch) dimensions pair by batch; otherwise every pair is
-// tried, more than the contraction multiplies, which can only find more.
+// tried, more than the contraction multiplies, which can only find more. `budget` bounds the
+// products of terms examined; past it the site is taken to count.
 bool products_count(solver::Context& ctx, const ir::Tensor& a, size_t ax, const ir::Tensor& b,
                     size_t bx, size_t& budget, const ProofForm& form) {
   if (ax >= a.shape.size() || bx >= b.shape.size() || a.data.empty() || b.data.empty())
@@ -103,37 +100,35 @@ bool products_count(solver::Context& ctx, const ir::Tensor& a, size_t ax, const 
   if (batched)
     for (size_t d = 0; d + 2 < r; ++d) batches *= a.shape[d];
   const size_t per_a = sa.starts.size() / size_t(batches), per_b = sb.starts.size() / size_t(batches);
+  std::vector<solver::Value> xs(size_t(sa.length)), ys(size_t(sa.length));
   for (size_t i = 0; i < sa.starts.size(); ++i) {
     const size_t batch = batched ? i / per_a : 0;
     const size_t from = batched ? batch * per_b : 0, to = batched ? from + per_b : sb.starts.size();
+    for (int64_t k = 0; k < sa.length; ++k) xs[size_t(k)] = a.data[size_t(sa.starts[i] + k * sa.stride)];
     for (size_t j = from; j < to; ++j) {
-      // The products as the contraction built them (the same definitions), built as needed.
-      std::vector<solver::Value> built;
-      auto product = [&](int64_t k) -> std::optional<solver::Value> {
-        while (int64_t(built.size()) <= k) {
-          const int64_t at = int64_t(built.size());
-          const solver::Value p = ctx.mul(a.data[size_t(sa.starts[i] + at * sa.stride)],
-                                          b.data[size_t(sb.starts[j] + at * sb.stride)]);
-          const size_t terms = ctx.term_count(p);
-          if (terms > budget) return std::nullopt;
-          budget -= terms;
-          built.push_back(p);
-        }
-        return built[size_t(k)];
-      };
-      // Where their bounds leave no monomial in common in the proof's form, nothing more is
-      // built (without unfolded definitions the bounds decide nothing: products are compared).
-      if (form.bounds_apply()) {
-        if (!product(sa.length - 1)) return true;
-        if (!form.may_share(ctx, built)) continue;
+      for (int64_t k = 0; k < sa.length; ++k)
+        ys[size_t(k)] = b.data[size_t(sb.starts[j] + k * sb.stride)];
+      // In the form as built, the products are examined without storing them: deep in a large
+      // plan they would outgrow the rest of the run.
+      if (form.is_built_form()) {
+        const std::optional<bool> shared = ctx.products_share_a_term(xs, ys, budget);
+        if (!shared || *shared) return true;
+        continue;
       }
-      // Two positions usually show that no term is common; the rest only when they share one.
+      // Where their bounds leave no monomial in common in the proof's form, nothing is built.
+      const std::optional<bool> may = form.products_may_share(ctx, xs, ys, budget);
+      if (!may) return true;
+      if (!*may) continue;
+      // Otherwise the products as the contraction built them, in the proof's form. Two
+      // positions usually show that no term is common.
       bool counts = true;
       solver::CommonTerms common(ctx, true);
       for (int64_t k = 0; k < sa.length && counts; ++k) {
-        const std::optional<solver::Value> p = product(k);
-        if (!p) return true;  // past the budget: taken to count
-        const std::optional<solver::Value> q = form.of(ctx, *p, limits::kProofFormBudget);
+        const solver::Value p = ctx.mul(xs[size_t(k)], ys[size_t(k)]);
+        const size_t terms = ctx.term_count(p);
+        if (terms > budget) return true;  // past the budget: taken to count
+        budget -= terms;
+        const std::optional<solver::Value> q = form.of(ctx, p, limits::kProofFormBudget);
         if (!q) return true;
         counts = common.add(*q);
       }
@@ -150,7 +145,6 @@ std::optional<CountedSum> confirm_sums(solver::Context& ctx, const std::vector<r
                   const std::vector<exec::Env>& envs, const ProofForm& form) {
   // The node producing each output, per program (rewriting moves nodes, not their outputs).
   std::map<const ir::Graph*, std::unordered_map<std::string, size_t>> producers;
-  size_t budget = kProductBudget;
   for (const reduce::SumSite& s : sites) {
     const ir::Graph& g = s.rank < 0 ? spec : plan.program_of(s.rank);
     const exec::Env& env = s.rank < 0 ? spec_env : envs[size_t(s.rank)];
@@ -174,6 +168,7 @@ std::optional<CountedSum> confirm_sums(solver::Context& ctx, const std::vector<r
     if (s.other < 0) {
       counts = counts_along(ctx, *x, s.axis, addend_of(n), form);
     } else if (const ir::Tensor* y = value(size_t(s.other))) {
+      size_t budget = limits::kProductBudget;  // per site
       counts = products_count(ctx, *x, s.axis, *y, s.other_axis, budget, form);
     }
     if (counts)

@@ -52,6 +52,25 @@ struct ProofForm {
     }
     return !solver::ExponentBoxes::disjoint(bs);
   }
+  // may_share for the products a[k] * b[k], bounded from their factors without building them
+  // (true where a product rewrites a monomial). Spends `budget` (products of terms examined);
+  // nullopt past it.
+  std::optional<bool> products_may_share(solver::Context& ctx, std::span<const solver::Value> a,
+                                         std::span<const solver::Value> b, size_t& budget) const {
+    if (!bounds_apply()) return true;
+    if (!boxes_) boxes_ = std::make_unique<solver::ExponentBoxes>(ctx, unfolded);
+    std::vector<solver::ExponentBox> bs;
+    for (size_t k = 0; k < a.size() && k < b.size(); ++k) {
+      const auto [x, y] = ctx.mul_factors(a[k], b[k]);
+      const std::optional<bool> regular = ctx.regular_product(x, y, budget);
+      if (!regular) return std::nullopt;
+      if (!*regular) return true;
+      std::optional<solver::ExponentBox> bx = boxes_->of(x), by = boxes_->of(y);
+      if (!bx || !by) return true;
+      bs.push_back(solver::ExponentBoxes::of_products(*bx, *by));
+    }
+    return !solver::ExponentBoxes::disjoint(bs);
+  }
 
  private:
   // Forms already rebuilt (the same addend recurs across slices and sites), and the bounds.

@@ -26,7 +26,7 @@
   X(kStagedBudget, size_t, 20'000,                                                             \
     "terms a stage-wise run unfolds a pair to before leaving it undecided")                   \
   X(kProductBudget, size_t, 4'000'000,                                                         \
-    "terms of contraction products the sum confirmation builds before keeping axes whole")    \
+    "products of terms one contraction's sum confirmation examines before keeping its axis whole")  \
   X(kProofFormBudget, size_t, 20'000,                                                          \
     "terms of an addend unfolded as the comparisons were, before its sum is taken to count")  \
   X(kGuardExpansion, size_t, 2'048,                                                            \

@@ -50,6 +50,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/errors.h"
@@ -176,6 +177,17 @@ class Context {
   // by its own conditions. At most 10 atoms and 1024 cases; false decides nothing, and
   // `why_not` then says why the analysis did not conclude (empty without extreme atoms).
   bool equal_by_cases(Value a, Value b, std::string* why_not = nullptr);
+  // Products examined without storing them (product_terms.cpp), for judging whether a
+  // contraction counts its positions. mul_factors gives the pair mul(a, b) multiplies term by
+  // term (a factor of more than kDefineAbove terms kept as its definition); regular_product
+  // whether that multiplication rewrites no monomial, so the product's monomials are among the
+  // pairwise products of the factors' monomials (nullopt where that takes more than `budget`
+  // products of terms, which it spends). products_share_a_term is share_a_term of the products
+  // a[k] * b[k], nullopt past `budget`.
+  std::pair<Value, Value> mul_factors(Value a, Value b);
+  std::optional<bool> regular_product(Value a, Value b, size_t& budget) const;
+  std::optional<bool> products_share_a_term(std::span<const Value> a, std::span<const Value> b,
+                                            size_t& budget);
   // Changes the threshold above which product factors become definitions (kDefineAbove).
   void set_define_above(size_t terms);
 

@@ -177,6 +177,9 @@ struct Context::Impl {
   std::set<AtomId> unfolded_by_cuts;
 };
 
+// The factors of the product of two monomials (sorted by atom, zero exponents dropped).
+void merge_factors(std::span<const Factor> fa, std::span<const Factor> fb, std::vector<Factor>& out);
+
 // Sorts terms by monomial and sums duplicates, dropping zeros.
 void sort_and_combine(std::vector<Term>& terms);
 

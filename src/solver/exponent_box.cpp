@@ -89,6 +89,10 @@ std::optional<ExponentBox> ExponentBoxes::poly(PolyId p, size_t max_atoms) {
   return out;
 }
 
+ExponentBox ExponentBoxes::of_products(const ExponentBox& a, const ExponentBox& b) {
+  return add_scaled(a, b, SmallRational(1));
+}
+
 bool ExponentBoxes::disjoint(std::span<const ExponentBox> boxes) {
   if (boxes.size() < 2) return false;
   // Every atom any box names; the others are [0, 0] everywhere.

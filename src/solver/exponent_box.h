@@ -31,6 +31,10 @@ class ExponentBoxes {
   // The bounds of v with the definitions in `unfolded` replaced by their bodies; nullopt where
   // an unfolded definition occurs to a negative power, or the bounds grow past max_atoms.
   std::optional<ExponentBox> of(Value v, size_t max_atoms = 4096);
+  // The bounds of the products of a term of a value bounded by a and a term of one bounded by
+  // b: where the product rewrites no monomial (Context::regular_product), its terms are among
+  // those, so this bounds it without building it.
+  static ExponentBox of_products(const ExponentBox& a, const ExponentBox& b);
   // Whether no monomial can lie within every box (some atom's ranges have no common point).
   static bool disjoint(std::span<const ExponentBox> boxes);
 

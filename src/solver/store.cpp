@@ -159,14 +159,7 @@ AtomId Context::Impl::reducible_inv(std::span<const Factor> factors, bool* secon
   return InternTable::kNone;
 }
 
-MonoId Context::Impl::mono_mul(MonoId a, MonoId b) {
-  if (a == one_mono) return b;
-  if (b == one_mono) return a;
-  if (a > b) std::swap(a, b);
-  if (MonoId hit = mono_mul_cache.find(a, b); hit != PairCache::kNone) return hit;
-  const auto& fa = monos[a].factors;
-  const auto& fb = monos[b].factors;
-  std::vector<Factor>& out = mono_scratch;
+void merge_factors(std::span<const Factor> fa, std::span<const Factor> fb, std::vector<Factor>& out) {
   out.clear();
   size_t i = 0, j = 0;
   while (i < fa.size() || j < fb.size()) {
@@ -180,7 +173,15 @@ MonoId Context::Impl::mono_mul(MonoId a, MonoId b) {
       ++i, ++j;
     }
   }
-  MonoId r = intern_mono(out, nullptr);
+}
+
+MonoId Context::Impl::mono_mul(MonoId a, MonoId b) {
+  if (a == one_mono) return b;
+  if (b == one_mono) return a;
+  if (a > b) std::swap(a, b);
+  if (MonoId hit = mono_mul_cache.find(a, b); hit != PairCache::kNone) return hit;
+  merge_factors(monos[a].factors, monos[b].factors, mono_scratch);
+  MonoId r = intern_mono(mono_scratch, nullptr);
   mono_mul_cache.insert(a, b, r);
   return r;
 }

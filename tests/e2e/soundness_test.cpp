@@ -89,7 +89,8 @@ INSTANTIATE_TEST_SUITE_P(CountsInProofForms, Soundness,
                                          Case{"hidden_sums/softmax_log", "shards_2", 1},
                                          Case{"hidden_sums/sum_square", "shards_2", 1},
                                          Case{"hidden_sums/mean_exp_log", "shards_2", 1},
-                                         Case{"hidden_sums/flat_cut", "shards_2", 1}),
+                                         Case{"hidden_sums/flat_cut", "shards_2", 1},
+                                         Case{"hidden_sums/matmul", "shards_2", 1}),
                          name);
 
 // A mask that compares row and column positions, with the rows cut into pieces

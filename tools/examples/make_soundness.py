@@ -47,7 +47,9 @@ shards) or 2 (shards_2, right only where a row has 2 columns): softmax_log, soft
 the squares, x^2 + 1); mean_exp_log, ReduceMean(exp(log(x + 1))) (rewritten as a ReduceSum
 and a division by the full count, the sum is the site); flat_cut, the sum of
 (x^3 + x w^2) / x = x^2 + w^2 (a stage-wise run cuts it, and meets the plan's sum of x^2
-plus 64 w^2 through the flattened sum: the flattened definitions count as unfolded).
+plus 64 w^2 through the flattened sum: the flattened definitions count as unfolded); matmul,
+hidden_count's sum written as a MatMul of x by (x - 1)^2 / x (the contraction's products hold
+the count).
 causal_mask: the spec masks q @ k^T with Trilu (lower) over 8 queries and 8 keys, q and k
 separate inputs; two ranks hold four query rows each and all of k. Rank 1 masks with offset 4
 (correct, shards) or not at all (shards_unmasked: wrong, row 4 keeps keys 0..4 only). Trilu
@@ -401,6 +403,23 @@ def hidden_sums_cases(out):
                         N("ReduceSum", ["x2", "axes"], ["s"], keepdims=1),
                         N("Mul", ["w_local", "w_local"], ["w2"]),
                         N("Mul", ["w2", "count"], ["cw"]), N("Add", ["s", "cw"], ["y_local"])])
+    # hidden_count with the sum written as a contraction: x_k times (x_k - 1)^2 / x_k, whose
+    # products hold the 1 of a stage cut's body at every position.
+    case("matmul",
+         [const("one", 1.0), const("two", 2.0),
+          const("row", [rows, 1, cols], TensorProto.INT64, [3]),
+          const("col", [rows, cols, 1], TensorProto.INT64, [3]),
+          const("out", [rows, 1], TensorProto.INT64, [2]),
+          N("Sub", ["x", "one"], ["xm"]), N("Pow", ["xm", "two"], ["p"]),
+          N("Div", ["p", "x"], ["q"]), N("Reshape", ["x", "row"], ["xr"]),
+          N("Reshape", ["q", "col"], ["qc"]), N("MatMul", ["xr", "qc"], ["d"]),
+          N("Reshape", ["d", "out"], ["y"])],
+         [("x", cols)], 1,
+         lambda count: [axes(), const("count", float(count)), const("minus_two", -2.0),
+                        N("Add", ["x_local", "minus_two"], ["xm2"]),
+                        N("Mul", ["x_local", "xm2"], ["t"]),
+                        N("ReduceSum", ["t", "axes"], ["s"], keepdims=1),
+                        N("Add", ["s", "count"], ["y_local"])])
 
 
 def causal_mask_cases(out):
