@@ -1,5 +1,7 @@
 #include "check/bindings.h"
 
+#include "check/integer_inputs.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <unordered_map>
@@ -188,6 +190,7 @@ BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan,
 
 exec::Env spec_inputs(solver::Context& ctx, const ir::Graph& spec, const BoundPlan& bound) {
   exec::Env env;
+  const auto ranges = integer_input_ranges(spec);
   for (const auto& vi : spec.inputs) {
     if (spec.initializers.count(vi.name)) continue;
     auto shape = static_shape(spec, vi.name);
@@ -195,6 +198,15 @@ exec::Env spec_inputs(solver::Context& ctx, const ir::Graph& spec, const BoundPl
       throw_no_static_shape(spec, vi.name, spec.file + ": graph input '" + vi.name +
                                                "' has no static shape; onnx-tv needs the sizes "
                                                "of the spec's inputs");
+    if (auto r = ranges.find(vi.name); r != ranges.end()) {
+      // Indicators of each element over its range (integer_inputs.h).
+      std::vector<solver::Value> data(size_t(ir::element_count(*shape)));
+      for (size_t i = 0; i < data.size(); ++i)
+        data[i] = ctx.integer_input(vi.name + ir::index_string(ir::unravel(int64_t(i), *shape)),
+                                    r->second.first, r->second.second);
+      env.values[vi.name] = ir::make_tensor(vi.dtype, *shape, std::move(data));
+      continue;
+    }
     env.values[vi.name] = symbols(ctx, vi.dtype, *shape, vi.name);
   }
   for (const auto& [name, c] : spec.initializers) {

@@ -40,7 +40,7 @@ void collect(const solver::Context& ctx, solver::PolyId p, std::set<std::string>
     for (const auto& [atom, exp] : ctx.term(p, i).factors) {
       if (!seen_atoms.insert(atom).second) continue;
       solver::AtomView a = ctx.atom(atom);
-      if (a.fn == solver::Fn::Symbol) {
+      if (a.fn == solver::Fn::Symbol || a.fn == solver::Fn::Ind) {
         out.insert(*a.name);
         continue;
       }
@@ -184,6 +184,9 @@ solver::Rational WitnessSearch::value(int t, const std::string& name) const {
 
 solver::Rational WitnessSearch::raw_value(int t, const std::string& name) const {
   uint64_t state = seed_ ^ name_hash(name) ^ (uint64_t(t) + 1) * 0xD1B54A32D192ED03ull;
+  // An integer input takes a value in its range (a token id below the vocabulary size).
+  if (const auto range = ctx_.integer_range(name))
+    return solver::Rational(long(range->first + int64_t(next(state) % uint64_t(range->second - range->first))));
   const long span = t < 16 ? 3 : t < 40 ? 9 : 97;
   if (t % 4 == 1)
     return next(state) % 8 == 0 ? solver::Rational(long(next(state) % 9) - 4, 16)

@@ -8,22 +8,70 @@ namespace onnx_tv::ops::detail {
 
 namespace {
 
-// Gather with constant indices (data-dependent gathers of token ids are not modeled here).
+// An index in range, with negative indices counted from the end.
+int64_t checked_index(int64_t i, int64_t dim, int64_t axis, const std::string& where) {
+  if (i < -dim || i >= dim) {
+    throw InputError("index " + std::to_string(i) + where + " is out of range for axis " +
+                     std::to_string(axis) + " of size " + std::to_string(dim));
+  }
+  return i < 0 ? i + dim : i;
+}
+
+// Gather by indices that depend on one integer input each (a token id): every output element
+// is the sum over the input's values u of [id = u] times the element index(u) picks, built
+// from the input's indicators (solver/indicators.cpp).
+std::vector<Tensor> gather_by_integer_inputs(KernelArgs& a, const Tensor& x, const Tensor& ind,
+                                             int64_t axis, Shape out) {
+  Context& ctx = a.ctx;
+  const int64_t dim = x.shape[axis];
+  const int64_t outer = product(x.shape, 0, axis), inner = product(x.shape, axis + 1, x.rank());
+  std::vector<solver::IntegerFunction> fs;
+  for (Value v : ind.data) {
+    std::optional<solver::IntegerFunction> f = ctx.as_integer_function(v);
+    if (!f)
+      throw Unsupported("indices (input #1) hold " + ctx.to_string(v) +
+                        ", which is neither a constant nor a function of one integer input "
+                        "with a known range");
+    for (size_t k = 0; k < f->values.size(); ++k) {
+      const std::string where = f->input.empty() ? "" : " (where " + f->input + " = " +
+                                std::to_string(f->lo + int64_t(k)) + ")";
+      std::optional<long long> i = solver::as_int64(f->values[k]);
+      if (!i) throw InputError("index " + solver::to_string(f->values[k]) + where + " is not an integer");
+      f->values[k] = solver::Rational((long)checked_index(*i, dim, axis, where));
+    }
+    fs.push_back(std::move(*f));
+  }
+  std::vector<Value> data;
+  data.reserve(ir::element_count(out));
+  std::vector<Value> picks;
+  for (int64_t o = 0; o < outer; ++o)
+    for (const solver::IntegerFunction& f : fs)
+      for (int64_t e = 0; e < inner; ++e) {
+        picks.clear();
+        for (const solver::Rational& i : f.values)
+          picks.push_back(x.data[size_t((o * dim + i.get_num().get_si()) * inner + e)]);
+        data.push_back(ctx.from_integer_function(f.input, f.lo, picks));
+      }
+  return {ir::make_tensor(x.dtype, std::move(out), std::move(data))};
+}
+
 std::vector<Tensor> gather_kernel(KernelArgs& a) {
   expect_input_count(a, 2, 2);
   const Tensor& x = input(a, 0);
   const Tensor& ind = input(a, 1);
   if (x.rank() == 0) throw InputError("data must have rank >= 1");
   const int64_t axis = normalize_axis(attr_int(a.node, "axis", 0), x.rank(), "axis");
-  std::vector<int64_t> idx = const_ints(a.ctx, ind, "indices (input #1)");
   const int64_t dim = x.shape[axis];
-  for (int64_t& i : idx) {
-    if (i < -dim || i >= dim) {
-      throw InputError("index " + std::to_string(i) + " is out of range for axis " +
-                       std::to_string(axis) + " of size " + std::to_string(dim));
-    }
-    if (i < 0) i += dim;
+  const bool symbolic = std::any_of(ind.data.begin(), ind.data.end(),
+                                    [&](Value v) { return !a.ctx.is_constant(v); });
+  if (symbolic) {
+    Shape out(x.shape.begin(), x.shape.begin() + axis);
+    out.insert(out.end(), ind.shape.begin(), ind.shape.end());
+    out.insert(out.end(), x.shape.begin() + axis + 1, x.shape.end());
+    return gather_by_integer_inputs(a, x, ind, axis, std::move(out));
   }
+  std::vector<int64_t> idx = const_ints(a.ctx, ind, "indices (input #1)");
+  for (int64_t& i : idx) i = checked_index(i, dim, axis, "");
   Shape out(x.shape.begin(), x.shape.begin() + axis);
   out.insert(out.end(), ind.shape.begin(), ind.shape.end());
   out.insert(out.end(), x.shape.begin() + axis + 1, x.shape.end());
@@ -141,6 +189,12 @@ Value cast_value(Context& ctx, Value v, DType from, DType to) {
   if (ir::is_float(to) || (ir::is_integer(to) && from == DType::Bool)) return v;
   if (to == DType::Bool) {
     if (!ctx.is_constant(v)) {
+      // A value of one integer input: nonzero at each of its values or not.
+      if (const auto f = ctx.as_integer_function(v)) {
+        std::vector<Value> nonzero;
+        for (const solver::Rational& q : f->values) nonzero.push_back(sgn(q) ? ctx.one() : ctx.zero());
+        return ctx.from_integer_function(f->input, f->lo, nonzero);
+      }
       throw Unsupported("Cast to bool of the symbolic value " + ctx.to_string(v) +
                         " is not modeled (a comparison on a symbolic value)");
     }

@@ -1,6 +1,8 @@
-// Comparisons, Where and Trilu. Comparisons are decided only where the Context can decide them
-// (constants, or two identical canonical forms); a comparison on a symbolic value would need
-// the boolean layer and is reported as Unsupported rather than guessed.
+// Comparisons, Where, logical ops and Trilu. Comparisons are decided where the Context can
+// decide them (constants, or two identical canonical forms), and on values that depend on one
+// integer input alone (a token id against a vocabulary shard's bounds), which give a 0/1 value
+// in that input's indicators. Any other comparison on a symbolic value is Unsupported rather
+// than guessed. Bool tensors therefore hold only 0/1 values, so logic is arithmetic on them.
 #include "ops/kernel_util.h"
 
 namespace onnx_tv::ops::detail {
@@ -31,11 +33,22 @@ bool holds(Cmp c, int sign) {
   return false;
 }
 
+// The comparison on each value of the one integer input x - y depends on, if there is one.
+std::optional<Value> compare_integer_function(Context& ctx, Cmp c, Value x, Value y) {
+  if (!x.is_finite() || !y.is_finite()) return std::nullopt;
+  const std::optional<solver::IntegerFunction> f = ctx.as_integer_function(ctx.sub(x, y));
+  if (!f || f->input.empty()) return std::nullopt;
+  std::vector<Value> holds_at;
+  for (const solver::Rational& d : f->values) holds_at.push_back(holds(c, sgn(d)) ? ctx.one() : ctx.zero());
+  return ctx.from_integer_function(f->input, f->lo, holds_at);
+}
+
 Value compare_values(Context& ctx, Cmp c, Value x, Value y) {
   std::optional<int> sign;
   if (x == y) sign = 0;  // equal canonical forms are equal functions
   else sign = ctx.compare(x, y);
   if (!sign) {
+    if (std::optional<Value> v = compare_integer_function(ctx, c, x, y)) return *v;
     const bool symbolic = !ctx.is_constant(x) || !ctx.is_constant(y);
     throw Unsupported(std::string(cmp_name(c)) + " of " + ctx.to_string(x) + " and " +
                       ctx.to_string(y) + " is not decided: " +
@@ -45,21 +58,26 @@ Value compare_values(Context& ctx, Cmp c, Value x, Value y) {
   return holds(c, *sign) ? ctx.one() : ctx.zero();
 }
 
+// A bool tensor of f(x, y) over the broadcast of inputs 0 and 1.
+template <class F>
+std::vector<Tensor> broadcast_bool(KernelArgs& a, F f) {
+  expect_input_count(a, 2, 2);
+  const Tensor& x = input(a, 0);
+  const Tensor& y = input(a, 1);
+  const Shape shapes[] = {x.shape, y.shape};
+  Shape out = broadcast_shapes(shapes, input_label(a, 0) + " and " + input_label(a, 1));
+  std::vector<int64_t> mx = broadcast_map(x.shape, out), my = broadcast_map(y.shape, out);
+  std::vector<Value> data;
+  data.reserve(mx.size());
+  for (size_t k = 0; k < mx.size(); ++k) data.push_back(f(x.data[mx[k]], y.data[my[k]]));
+  return {ir::make_tensor(DType::Bool, std::move(out), std::move(data))};
+}
+
 Kernel compare_kernel(Cmp c) {
   return [c](KernelArgs& a) {
     expect_input_count(a, 2, 2);
     common_dtype(a, 0, 1);
-    const Tensor& x = input(a, 0);
-    const Tensor& y = input(a, 1);
-    const Shape shapes[] = {x.shape, y.shape};
-    Shape out = broadcast_shapes(shapes, input_label(a, 0) + " and " + input_label(a, 1));
-    std::vector<int64_t> mx = broadcast_map(x.shape, out), my = broadcast_map(y.shape, out);
-    std::vector<Value> data;
-    data.reserve(mx.size());
-    for (size_t k = 0; k < mx.size(); ++k) {
-      data.push_back(compare_values(a.ctx, c, x.data[mx[k]], y.data[my[k]]));
-    }
-    return std::vector<Tensor>{ir::make_tensor(DType::Bool, std::move(out), std::move(data))};
+    return broadcast_bool(a, [&](Value x, Value y) { return compare_values(a.ctx, c, x, y); });
   };
 }
 
@@ -79,8 +97,13 @@ std::vector<Tensor> where_kernel(KernelArgs& a) {
   for (size_t k = 0; k < mc.size(); ++k) {
     Value c = cond.data[mc[k]];
     if (!a.ctx.is_constant(c)) {
-      throw Unsupported("Where on the symbolic condition " + a.ctx.to_string(c) +
-                        " is not modeled (a comparison on a symbolic value)");
+      // A bool is 0 or 1 (see above): c x + (1 - c) y, where both sides are finite.
+      const Value xv = x.data[mx[k]], yv = y.data[my[k]];
+      if (!xv.is_finite() || !yv.is_finite())
+        throw Unsupported("Where on the symbolic condition " + a.ctx.to_string(c) +
+                          " between infinities is not modeled");
+      data.push_back(a.ctx.add(a.ctx.mul(c, xv), a.ctx.mul(a.ctx.sub(a.ctx.one(), c), yv)));
+      continue;
     }
     const bool take_x = !(c == a.ctx.zero());
     data.push_back(take_x ? x.data[mx[k]] : y.data[my[k]]);
@@ -106,6 +129,31 @@ std::vector<Tensor> trilu_kernel(KernelArgs& a) {
   return {std::move(out)};
 }
 
+// Not, And, Or, Xor on 0/1 values, as arithmetic.
+std::vector<Tensor> not_kernel(KernelArgs& a) {
+  expect_input_count(a, 1, 1);
+  Tensor out = input(a, 0);
+  for (Value& v : out.data) v = a.ctx.sub(a.ctx.one(), v);
+  return {std::move(out)};
+}
+
+enum class Logic { And, Or, Xor };
+
+Kernel logic_kernel(Logic op) {
+  return [op](KernelArgs& a) {
+    Context& ctx = a.ctx;
+    return broadcast_bool(a, [&](Value p, Value q) {
+      const Value pq = ctx.mul(p, q);
+      switch (op) {
+        case Logic::And: return pq;
+        case Logic::Or: return ctx.sub(ctx.add(p, q), pq);
+        case Logic::Xor: break;
+      }
+      return ctx.sub(ctx.add(p, q), ctx.mul(ctx.constant(2), pq));
+    });
+  };
+}
+
 }  // namespace
 
 void add_logic_ops(std::vector<OpSchema>& defs) {
@@ -120,6 +168,14 @@ void add_logic_ops(std::vector<OpSchema>& defs) {
   add_op(defs, "Where", {9, 16}, where_kernel,
          {.rule = Broadcast, .algebra = Algebra::Select, .same_types = 0b110,
           .result = ResultType::Input1, .shape_arith = true});
+  const Traits logic{.rule = Broadcast, .algebra = Algebra::Function, .same_types = 0b11,
+                     .result = ResultType::Bool, .shape_arith = true, .piecewise = true};
+  add_op(defs, "Not", {1}, not_kernel, {.rule = Broadcast, .algebra = Algebra::Function,
+                                        .result = ResultType::Bool, .shape_arith = true,
+                                        .piecewise = true});
+  add_op(defs, "And", {7}, logic_kernel(Logic::And), logic);
+  add_op(defs, "Or", {7}, logic_kernel(Logic::Or), logic);
+  add_op(defs, "Xor", {7}, logic_kernel(Logic::Xor), logic);
   add_op(defs, "Trilu", {14}, trilu_kernel,
          {.rule = Trilu, .algebra = Algebra::Moves, .linearity = Linearity::Joint,
           .shape_inputs = 0b10, .data_inputs = 0b1, .linear_inputs = 0b1});

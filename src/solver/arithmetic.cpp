@@ -36,6 +36,7 @@ Value Context::Impl::make(std::vector<Term> terms) {
 }
 
 Value Context::Impl::expand_irregular(const Term& t) {
+  if (std::optional<Value> v = expand_indicators(t)) return *v;
   const std::vector<Factor> factors = monos[t.first].factors;
   std::vector<Factor> kept;
   std::vector<Factor> rewrite;

@@ -77,14 +77,15 @@ struct ValueHash {
 // An operation whose result is undefined over the reals throws MathError (common/errors.h).
 
 // Def is a definition: def(p) stands for the polynomial p itself (see "Definitions" above).
-enum class Fn : uint8_t { Symbol, Exp, Log, Sqrt, Inv, Erf, Sin, Cos, Max, Min, Abs, Pow, Def };
+// Ind is an indicator [n = v] of an integer input n (indicators.cpp): 0 or 1.
+enum class Fn : uint8_t { Symbol, Exp, Log, Sqrt, Inv, Erf, Sin, Cos, Max, Min, Abs, Pow, Def, Ind };
 
 // A read-only view of one atom, for printers and evaluators.
 struct AtomView {
   Fn fn;
   std::span<const PolyId> args;  // Max/Min: the (finite) arguments; Pow: {base}; others: {arg}
-  const Rational* exponent;      // Pow only: the rational exponent; otherwise nullptr
-  const std::string* name;       // Symbol only
+  const Rational* exponent;      // Pow: the rational exponent; Ind: the value v; else nullptr
+  const std::string* name;       // Symbol: its name; Ind: the integer input n
 };
 
 // A read-only view of one term of a canonical polynomial.
@@ -92,6 +93,14 @@ struct TermView {
   std::span<const std::pair<AtomId, SmallRational>> factors;  // atom^exponent, sorted by atom
   const SmallRational* coefficient;
   uint32_t monomial = 0;  // equal for equal monomials within one Context
+};
+
+// A value that depends on one integer input alone, as its values over the input's range:
+// values[u - lo] at input = u. A constant has an empty input and one value.
+struct IntegerFunction {
+  std::string input;
+  int64_t lo = 0;
+  std::vector<Rational> values;
 };
 
 class Context {
@@ -110,6 +119,18 @@ class Context {
   static Value neg_inf() { return Value{0, -1}; }
   // The input symbol of this name; the same name always gives the same symbol.
   Value symbol(const std::string& name);
+
+  // Integer inputs (indicators.cpp). integer_input(n, lo, hi) is the input n known to lie in
+  // [lo, hi), written with its indicators: lo + sum_{v > lo} (v - lo) [n = v]. indicator(n, v)
+  // is [n = v] (0 outside the range; [n = lo] is 1 minus the others). as_integer_function
+  // reads a value that depends on one integer input alone (nullopt for anything else, or a
+  // range of more than max_points values); from_integer_function builds the value that is
+  // values[k] where the input is lo + k.
+  Value integer_input(const std::string& name, int64_t lo, int64_t hi);
+  Value indicator(const std::string& name, int64_t v);
+  std::optional<std::pair<int64_t, int64_t>> integer_range(const std::string& name) const;
+  std::optional<IntegerFunction> as_integer_function(Value v, int64_t max_points = 1 << 20) const;
+  Value from_integer_function(const std::string& input, int64_t lo, std::span<const Value> values);
 
   // Arithmetic.
   Value add(Value a, Value b);

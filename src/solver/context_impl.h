@@ -136,6 +136,13 @@ struct Context::Impl {
   // (this makes sigmoid(x) + sigmoid(-x) == 1 and tanh odd). kNone when there is none.
   // *second tells which rule applies (see store.cpp).
   AtomId reducible_inv(std::span<const Factor> factors, bool* second) const;
+  // Whether two indicators of one input occur among the factors ([n = 1][n = 2] = 0).
+  bool exclusive_indicators(std::span<const Factor> factors) const;
+  // The rewrite of a monomial holding indicators: 0 where two of one input meet, each
+  // indicator to the power 1; nullopt when no indicator needs it (indicators.cpp).
+  std::optional<Value> expand_indicators(const Term& t);
+  // Integer inputs by name: the range [lo, hi) their indicators cover (indicators.cpp).
+  std::unordered_map<std::string, std::pair<int64_t, int64_t>> integer_inputs;
 
   const Primitive& primitive(PolyId p);
   AtomId first_inv(PolyId p) const;                // the lowest Inv atom occurring in p

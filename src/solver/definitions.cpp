@@ -79,7 +79,7 @@ class Expander {
     const Rational e = small_e.to_rational();
     AtomView av = ctx_.atom(a);
     const Fn fn = av.fn;
-    if (fn == Fn::Symbol) return ctx_.pow(atom_value(a), ctx_.constant(e));
+    if (fn == Fn::Symbol || fn == Fn::Ind) return ctx_.pow(atom_value(a), ctx_.constant(e));
     if (fn == Fn::Exp) {  // exp(t)^q = exp(q t), rational q included
       const PolyId arg = av.args[0];
       Expanded x = poly(arg);
@@ -109,7 +109,8 @@ class Expander {
 
   Value atom_value(AtomId a) {
     AtomView av = ctx_.atom(a);
-    ONNX_TV_ASSERT(av.fn == Fn::Symbol, "atom_value of a function atom");
+    ONNX_TV_ASSERT(av.fn == Fn::Symbol || av.fn == Fn::Ind, "atom_value of a function atom");
+    if (av.fn == Fn::Ind) return ctx_.indicator(*av.name, av.exponent->get_num().get_si());
     return ctx_.symbol(*av.name);
   }
 
@@ -142,7 +143,8 @@ class Expander {
       case Fn::Min: out = ctx_.min(xs); break;
       case Fn::Pow: out = ctx_.pow(xs[0], ctx_.constant(exponent)); break;
       case Fn::Exp: out = ctx_.exp(xs[0]); break;
-      case Fn::Symbol: out = ctx_.symbol(*av.name); break;
+      case Fn::Symbol:
+      case Fn::Ind: out = atom_value(a); break;
     }
     if (!within(out)) return std::nullopt;
     atoms_[a] = out;

@@ -48,6 +48,7 @@ std::optional<Rational> Evaluator::exact(Value v) {
         auto arg = [&](size_t k) { return exact(Value{av.args[k], 0}); };
         switch (av.fn) {
           case Fn::Symbol: x = symbol_value_(*av.name); break;
+          case Fn::Ind: x = Rational(symbol_value_(*av.name) == *av.exponent ? 1 : 0); break;
           case Fn::Def: x = arg(0); break;
           case Fn::Inv:
             if ((x = arg(0)) && sgn(*x) != 0) x = 1 / *x;
@@ -136,6 +137,7 @@ const Evaluator::AtomMemo& Evaluator::approx_atom(AtomId a) {
   long double x = kNaN;
   switch (av.fn) {
     case Fn::Symbol: x = to_long_double(symbol_value_(*av.name)); break;
+    case Fn::Ind: x = symbol_value_(*av.name) == *av.exponent ? 1 : 0; break;
     case Fn::Def: x = arg(0); break;
     case Fn::Log: x = arg(0) > 0 ? std::log(arg(0)) : kNaN; break;
     case Fn::Sqrt: x = arg(0) >= 0 ? std::sqrt(arg(0)) : kNaN; break;

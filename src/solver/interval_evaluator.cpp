@@ -69,13 +69,16 @@ const MaybeInterval& IntervalEvaluator::eval_atom(AtomId a) {
   if (memo != atoms_.end()) return memo->second;
   const AtomView av = ctx_.atom(a);
   MaybeInterval arg;
-  if (av.fn != Fn::Symbol) {
+  if (av.fn != Fn::Symbol && av.fn != Fn::Ind) {
     arg = eval_poly(av.args[0]);
     if (!arg) return atoms_.emplace(a, std::nullopt).first->second;
   }
   MaybeInterval x;
   switch (av.fn) {
     case Fn::Symbol: x = Interval(symbol_value_(*av.name), precision_); break;
+    case Fn::Ind:
+      x = Interval(Rational(symbol_value_(*av.name) == *av.exponent ? 1 : 0), precision_);
+      break;
     case Fn::Def: x = arg; break;
     case Fn::Exp: x = exp(*arg); break;
     case Fn::Log: x = log(*arg); break;

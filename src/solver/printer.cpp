@@ -65,6 +65,7 @@ struct Printer {
     auto arg = [&](size_t i) { return poly(v.args[i], depth + 1); };
     switch (v.fn) {
       case Fn::Symbol: return *v.name;
+      case Fn::Ind: return "[" + *v.name + " = " + v.exponent->get_str() + "]";
       case Fn::Exp: return "exp(" + arg(0) + ")";
       case Fn::Def: return "def(" + arg(0) + ")";
       case Fn::Log: return "log(" + arg(0) + ")";

@@ -46,7 +46,8 @@ std::optional<bool> Context::regular_product(Value a, Value b, size_t& budget) c
       merge_factors(I.monos[ta.first].factors, I.monos[tb.first].factors, k);
       for (const auto& [atom, e] : k)
         if (I.irregular_factor(atom, e)) return false;
-      if (I.reducible_inv(k, nullptr) != InternTable::kNone) return false;
+      if (I.reducible_inv(k, nullptr) != InternTable::kNone || I.exclusive_indicators(k))
+        return false;
     }
   return true;
 }

@@ -56,17 +56,19 @@ Context::Impl::Impl(Context& c) : ctx(c) {}
 AtomId Context::Impl::intern_atom(AtomNode n) {
   uint64_t h = hash_combine(0xa70a, uint64_t(n.fn));
   for (PolyId p : n.args) h = hash_combine(h, p);
-  if (n.fn == Fn::Pow) h = hash_combine(h, hash_rational(n.exponent));
-  if (n.fn == Fn::Symbol) h = hash_combine(h, std::hash<std::string>()(n.name));
+  const bool valued = n.fn == Fn::Pow || n.fn == Fn::Ind;
+  if (valued) h = hash_combine(h, hash_rational(n.exponent));
+  if (n.fn == Fn::Symbol || n.fn == Fn::Ind) h = hash_combine(h, std::hash<std::string>()(n.name));
   uint32_t found = atom_table.find(h, [&](uint32_t id) {
     const AtomNode& o = atoms[id];
     return o.fn == n.fn && o.args == n.args && o.name == n.name &&
-           (n.fn != Fn::Pow || o.exponent == n.exponent);
+           (!valued || o.exponent == n.exponent);
   });
   if (found != InternTable::kNone) return found;
   n.hash = h;
-  // A definition is its polynomial, so it adds no function of its own.
-  n.flags = n.fn == Fn::Symbol ? kHasSymbol : n.fn == Fn::Def ? 0 : kHasFunction;
+  // A definition is its polynomial, so it adds no function of its own; an indicator is a
+  // function of an input that evaluates exactly.
+  n.flags = n.fn == Fn::Symbol || n.fn == Fn::Ind ? kHasSymbol : n.fn == Fn::Def ? 0 : kHasFunction;
   if (n.fn == Fn::Max || n.fn == Fn::Min || n.fn == Fn::Abs) n.flags |= kHasExtreme;
   for (PolyId p : n.args) n.flags |= polys[p].flags & (kHasSymbol | kHasFunction | kHasExtreme);
   AtomId id = AtomId(atoms.size());
@@ -91,6 +93,7 @@ MonoId Context::Impl::intern_mono(std::span<const Factor> factors, std::vector<F
   }
   // Keeping simplifiable factors out of canonical monomials keeps forms unique.
   if (!(n.flags & kIrregular) && reducible_inv(factors, nullptr) != InternTable::kNone) n.flags |= kIrregular;
+  if (!(n.flags & kIrregular) && exclusive_indicators(factors)) n.flags |= kIrregular;
   if (owned) n.factors = std::move(*owned);
   else n.factors.assign(factors.begin(), factors.end());
   MonoId id = MonoId(monos.size());
@@ -120,6 +123,7 @@ bool Context::Impl::irregular_factor(AtomId a, const SmallRational& e) const {
     case Fn::Inv: return e.sign() < 0;
     case Fn::Sqrt: return e >= 2 || e <= -2;
     case Fn::Pow: return ::abs(Rational(e.to_rational() * at.exponent)) >= 1;
+    case Fn::Ind: return e != SmallRational(1);  // [n = v]^2 = [n = v]
     default: return false;
   }
 }
@@ -303,8 +307,10 @@ TermView Context::term(PolyId p, size_t i) const {
 
 AtomView Context::atom(AtomId a) const {
   const AtomNode& n = impl_->atoms[a];
-  return AtomView{n.fn, std::span<const PolyId>(n.args), n.fn == Fn::Pow ? &n.exponent : nullptr,
-                  n.fn == Fn::Symbol ? &n.name : nullptr};
+  const bool ind = n.fn == Fn::Ind;
+  return AtomView{n.fn, std::span<const PolyId>(n.args),
+                  n.fn == Fn::Pow || ind ? &n.exponent : nullptr,
+                  n.fn == Fn::Symbol || ind ? &n.name : nullptr};
 }
 
 size_t Context::atom_count() const { return impl_->atoms.size(); }

@@ -26,6 +26,31 @@ TEST_F(ConstantOpsTest, GatherOutOfRangeAndSymbolicIndices) {
   EXPECT_THROW_MSG(run1(node("Gather", 13, 2), {&x, &sym}), Unsupported, "indices", "tok");
 }
 
+TEST_F(ConstantOpsTest, GatherByAnIntegerInputPicksARowPerValue) {
+  // W[4, 2] gathered by n in {0, 1, 2, 3}: each element is W[n, j] at every n.
+  Tensor w = floats({4, 2}, {10, 11, 20, 21, 30, 31, 40, 41});
+  Tensor n = values({1}, {ctx.integer_input("n", 0, 4)}, DType::Int64);
+  Tensor out = run1(node("Gather", 13, 2), {&w, &n});
+  ASSERT_EQ(out.shape, (Shape{1, 2}));
+  for (size_t j = 0; j < 2; ++j) {
+    const auto f = ctx.as_integer_function(out.data[j]);
+    ASSERT_TRUE(f.has_value());
+    for (int v = 0; v < 4; ++v) EXPECT_EQ(f->values[size_t(v)], solver::Rational(10 * (v + 1) + int(j)));
+  }
+  // n + 2 leaves the rows at n = 2: an input error naming the input's value.
+  Tensor shifted = values({1}, {ctx.add(n.data[0], ctx.constant(2))}, DType::Int64);
+  EXPECT_THROW_MSG(run1(node("Gather", 13, 2), {&w, &shifted}), InputError, "index 4",
+                   "where n = 2");
+}
+
+TEST_F(ConstantOpsTest, CastToBoolOfAnIntegerInput) {
+  Tensor n = values({1}, {ctx.add(ctx.integer_input("n", 0, 3), ctx.constant(-1))}, DType::Int64);
+  auto cast = node("Cast", 13, 1, 1, {{"to", int_attr(int64_t(DType::Bool))}});
+  const auto f = ctx.as_integer_function(run1(cast, {&n}).data[0]);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->values, (std::vector<solver::Rational>{1, 0, 1}));
+}
+
 TEST_F(ConstantOpsTest, ShapeWithStartEnd) {
   Tensor x = floats({2, 3, 4}, std::vector<long long>(24, 0));
   Tensor s = run1(node("Shape", 15, 1), {&x});

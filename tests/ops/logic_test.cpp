@@ -38,10 +38,46 @@ TEST_F(LogicTest, WhereWithConstantCondition) {
   expect_same(w, values({2, 2}, {x.data[0], x.data[1], y.data[0], y.data[0]}));
 }
 
-TEST_F(LogicTest, WhereWithSymbolicConditionIsUnsupported) {
-  Tensor c = values({1}, {ctx.symbol("c")}, DType::Bool);
+// The values of a tensor's one element at each value of the integer input it depends on.
+std::vector<solver::Rational> at_each(solver::Context& ctx, const Tensor& t) {
+  const auto f = ctx.as_integer_function(t.data.at(0));
+  EXPECT_TRUE(f.has_value());
+  return f ? f->values : std::vector<solver::Rational>{};
+}
+
+std::vector<solver::Rational> points(std::initializer_list<int> xs) {
+  std::vector<solver::Rational> out;
+  for (int x : xs) out.emplace_back(x);
+  return out;
+}
+
+TEST_F(LogicTest, ComparisonsAndWhereOnAnIntegerInput) {
+  Tensor n = values({1}, {ctx.integer_input("n", 0, 4)}, DType::Int64);
+  Tensor two = ints({}, {2});
+  Tensor below = run1(node("Less", 13, 2), {&n, &two});
+  EXPECT_EQ(at_each(ctx, below), points({1, 1, 0, 0}));
+  Tensor x = floats({1}, {5}), y = floats({1}, {7});
+  EXPECT_EQ(at_each(ctx, run1(node("Where", 16, 3), {&below, &x, &y})), points({5, 5, 7, 7}));
+  Tensor is_two = run1(node("Equal", 13, 2), {&n, &two});
+  Tensor either = run1(node("Or", 7, 2), {&below, &is_two});
+  EXPECT_EQ(at_each(ctx, either), points({1, 1, 1, 0}));
+  EXPECT_EQ(at_each(ctx, run1(node("Not", 1, 1), {&either})), points({0, 0, 0, 1}));
+  EXPECT_EQ(run1(node("And", 7, 2), {&below, &is_two}).data[0], ctx.zero());  // never both
+  EXPECT_EQ(at_each(ctx, run1(node("Xor", 7, 2), {&below, &either})), points({0, 0, 1, 0}));
+}
+
+TEST_F(LogicTest, ComparisonOfTwoIntegerInputsIsUnsupported) {
+  Tensor n = values({1}, {ctx.integer_input("n", 0, 4)}, DType::Int64);
+  Tensor m = values({1}, {ctx.integer_input("m", 0, 4)}, DType::Int64);
+  EXPECT_THROW_MSG(run1(node("Less", 13, 2), {&n, &m}), Unsupported, "symbolic value",
+                   "/test/Less");
+}
+
+TEST_F(LogicTest, WhereOnASymbolicConditionBetweenInfinitiesIsUnsupported) {
+  Tensor n = values({1}, {ctx.integer_input("n", 0, 2)}, DType::Bool);
   Tensor x = floats({1}, {1});
-  EXPECT_THROW_MSG(run1(node("Where", 16, 3), {&c, &x, &x}), Unsupported, "symbolic",
+  Tensor inf = values({1}, {solver::Context::neg_inf()});
+  EXPECT_THROW_MSG(run1(node("Where", 16, 3), {&n, &x, &inf}), Unsupported, "infinities",
                    "/test/Where");
 }
 

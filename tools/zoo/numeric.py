@@ -163,6 +163,9 @@ def run_op(node, ins):
                  "LessOrEqual": np.less_equal, "GreaterOrEqual": np.greater_equal}[op](ins[0], ins[1])]
     if op == "Not":
         return [np.logical_not(x)]
+    if op in ("And", "Or", "Xor"):
+        return [{"And": np.logical_and, "Or": np.logical_or, "Xor": np.logical_xor}[op](
+            ins[0].astype(bool), ins[1].astype(bool))]
     if op == "Cast":
         return [_cast(x, a["to"])]
     if op == "Constant":
@@ -395,15 +398,47 @@ def _is_onehot(name):
     return "label" in n or "token" in n
 
 
+MOVERS = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Cast"}
+INT_TYPES = {onnx.TensorProto.INT64, onnx.TensorProto.INT32}
+
+
+def integer_input_ranges(spec):
+    """The range of each integer and bool graph input (plan-format section 1): bool {0, 1}; an
+    integer input that indexes a Gather, directly or through ops that only move it, [0, rows)."""
+    kinds = {i.name: i.type.tensor_type.elem_type for i in spec.graph.input}
+    shapes = {i.name: [d.dim_value for d in i.type.tensor_type.shape.dim] for i in spec.graph.input}
+    for t in spec.graph.initializer:
+        shapes[t.name] = list(t.dims)
+    out = {n: (0, 2) for n, k in kinds.items() if k == onnx.TensorProto.BOOL}
+    origin = {n: n for n, k in kinds.items() if k in INT_TYPES}
+    for n in spec.graph.node:
+        if n.op_type in MOVERS and n.input and n.input[0] in origin:
+            origin[n.output[0]] = origin[n.input[0]]
+        elif n.op_type == "Gather" and len(n.input) > 1 and n.input[1] in origin:
+            axis = next((a.i for a in n.attribute if a.name == "axis"), 0)
+            data = shapes.get(n.input[0])
+            if data:
+                size = data[axis]
+                name = origin[n.input[1]]
+                out[name] = (0, min(size, out.get(name, (0, size))[1]))
+    return out
+
+
 def random_spec_inputs(spec, bound_inits, rng):
     """Symbolic spec values: graph inputs and bound initializers. Labels and tokens are one-hot
-    (the cross-entropy closed forms assume rows that sum to one); the rest is normal(0, 1)."""
+    (the cross-entropy closed forms assume rows that sum to one); integer inputs with a range
+    are uniform in it; the rest is normal(0, 1)."""
     out = {}
+    ranges = integer_input_ranges(spec)
     shapes = {i.name: [d.dim_value for d in i.type.tensor_type.shape.dim] for i in spec.graph.input}
     for t in spec.graph.initializer:
         if t.name in bound_inits:
             shapes[t.name] = list(t.dims)
     for name, shape in shapes.items():
+        if name in ranges and name not in bound_inits:
+            lo, hi = ranges[name]
+            out[name] = rng.randint(lo, hi, size=shape).astype(np.int64)
+            continue
         if _is_onehot(name):
             v = np.zeros(shape)
             idx = rng.randint(0, shape[-1], size=shape[:-1])

@@ -1,0 +1,130 @@
+// Indicators of integer inputs. An integer input n known to lie in [lo, hi) (a token id below
+// the vocabulary size, a label below the class count) is the polynomial
+// lo + sum_{v > lo} (v - lo) [n = v], where the indicator [n = v] is 1 where n = v and 0
+// elsewhere. The algebra the canonical form keeps: [n = v]^2 = [n = v], [n = v][n = w] = 0 for
+// v != w, and [n = lo] = 1 - sum_{v > lo} [n = v], so [n = lo] never occurs. Products of
+// indicators of distinct inputs at values above lo, times monomials of the other atoms, are
+// then linearly independent as functions (a basis of the functions of finitely many integer
+// inputs), so equal functions have equal forms and a form's terms are what it depends on.
+#include <algorithm>
+
+#include "solver/context_impl.h"
+
+namespace onnx_tv::solver {
+
+bool Context::Impl::exclusive_indicators(std::span<const Factor> factors) const {
+  for (size_t i = 0; i < factors.size(); ++i) {
+    const AtomNode& a = atoms[factors[i].first];
+    if (a.fn != Fn::Ind) continue;
+    for (size_t j = i + 1; j < factors.size(); ++j) {
+      const AtomNode& b = atoms[factors[j].first];
+      if (b.fn == Fn::Ind && b.name == a.name) return true;
+    }
+  }
+  return false;
+}
+
+std::optional<Value> Context::Impl::expand_indicators(const Term& t) {
+  const std::vector<Factor>& factors = monos[t.first].factors;
+  bool any = false;
+  for (const auto& [a, e] : factors) any |= atoms[a].fn == Fn::Ind;
+  if (!any) return std::nullopt;
+  std::vector<Factor> out;
+  std::vector<const std::string*> inputs;
+  bool changed = false;
+  for (const auto& [a, e] : factors) {
+    if (atoms[a].fn != Fn::Ind) {
+      out.emplace_back(a, e);
+      continue;
+    }
+    if (e.sign() < 0)
+      throw MathError("division by the indicator [" + atoms[a].name + " = " +
+                      solver::to_string(atoms[a].exponent) + "], which is 0 where " +
+                      atoms[a].name + " takes another value");
+    for (const std::string* s : inputs)
+      if (*s == atoms[a].name) return ctx.zero();  // one input, two values
+    inputs.push_back(&atoms[a].name);
+    changed |= e != SmallRational(1);
+    out.emplace_back(a, SmallRational(1));
+  }
+  if (!changed) return std::nullopt;  // irregular for another reason
+  return make({Term{intern_mono(std::move(out)), t.second}});
+}
+
+Value Context::integer_input(const std::string& name, int64_t lo, int64_t hi) {
+  if (hi <= lo) throw InternalError("integer input '" + name + "' with an empty range");
+  auto [it, fresh] = impl_->integer_inputs.try_emplace(name, lo, hi);
+  if (!fresh && it->second != std::make_pair(lo, hi))
+    throw InternalError("integer input '" + name + "' declared with two ranges");
+  std::vector<Value> terms{constant((long long)lo)};
+  for (int64_t v = lo + 1; v < hi; ++v)
+    terms.push_back(mul(constant((long long)(v - lo)), indicator(name, v)));
+  return sum(terms);
+}
+
+Value Context::indicator(const std::string& name, int64_t v) {
+  auto it = impl_->integer_inputs.find(name);
+  if (it == impl_->integer_inputs.end())
+    throw InternalError("indicator of '" + name + "', which is not an integer input");
+  const auto [lo, hi] = it->second;
+  if (v < lo || v >= hi) return zero();
+  if (v == lo) {
+    std::vector<Value> terms{one()};
+    for (int64_t w = lo + 1; w < hi; ++w) terms.push_back(neg(indicator(name, w)));
+    return sum(terms);
+  }
+  AtomNode n;
+  n.fn = Fn::Ind;
+  n.name = name;
+  n.exponent = Rational((long)v);
+  return impl_->value_of_atom(impl_->intern_atom(std::move(n)), SmallRational(1));
+}
+
+std::optional<std::pair<int64_t, int64_t>> Context::integer_range(const std::string& name) const {
+  auto it = impl_->integer_inputs.find(name);
+  if (it == impl_->integer_inputs.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<IntegerFunction> Context::as_integer_function(Value v, int64_t max_points) const {
+  if (!v.is_finite()) return std::nullopt;
+  const Impl& I = *impl_;
+  IntegerFunction f;
+  Rational base = 0;
+  std::vector<std::pair<int64_t, Rational>> at;  // (value, coefficient of its indicator)
+  for (const auto& [m, c] : I.polys[v.poly].terms) {
+    const auto& fs = I.monos[m].factors;
+    if (fs.empty()) {
+      base = c.to_rational();
+      continue;
+    }
+    if (fs.size() != 1 || I.atoms[fs[0].first].fn != Fn::Ind) return std::nullopt;
+    const AtomNode& a = I.atoms[fs[0].first];
+    if (f.input.empty()) f.input = a.name;
+    else if (f.input != a.name) return std::nullopt;  // a function of two inputs
+    at.emplace_back(a.exponent.get_num().get_si(), c.to_rational());
+  }
+  if (f.input.empty()) {
+    f.values = {base};
+    return f;
+  }
+  const auto [lo, hi] = I.integer_inputs.at(f.input);
+  if (hi - lo > max_points) return std::nullopt;
+  f.lo = lo;
+  f.values.assign(size_t(hi - lo), base);
+  for (const auto& [u, c] : at) f.values[size_t(u - lo)] += c;
+  return f;
+}
+
+Value Context::from_integer_function(const std::string& input, int64_t lo,
+                                     std::span<const Value> values) {
+  if (input.empty()) return values.empty() ? zero() : values[0];
+  std::vector<Value> terms{values[0]};
+  for (size_t k = 1; k < values.size(); ++k) {
+    if (values[k] == values[0]) continue;
+    terms.push_back(mul(indicator(input, lo + int64_t(k)), sub(values[k], values[0])));
+  }
+  return sum(terms);
+}
+
+}  // namespace onnx_tv::solver

@@ -1,0 +1,44 @@
+// Which spec inputs are integer inputs with a range (plan-format section 1): bool inputs over
+// {0, 1}; an integer input that indexes a Gather, through ops that only move it, over the rows
+// it can pick; the smallest where it indexes several; none otherwise.
+#include <gtest/gtest.h>
+
+#include "check/integer_inputs.h"
+
+namespace onnx_tv::check {
+namespace {
+
+using Range = std::pair<int64_t, int64_t>;
+
+ir::ValueInfo input(const std::string& name, ir::DType t, std::vector<int64_t> shape) {
+  std::vector<ir::Dim> dims;
+  for (int64_t d : shape) dims.push_back({d, ""});
+  return {name, t, dims};
+}
+
+ir::Node node(const std::string& op, std::vector<std::string> ins, std::string out) {
+  ir::Node n;
+  n.op_type = op;
+  n.inputs = std::move(ins);
+  n.outputs = {std::move(out)};
+  return n;
+}
+
+TEST(IntegerInputs, RangesComeFromTheGathersTheyIndex) {
+  ir::Graph g;
+  g.inputs = {input("ids", ir::DType::Int64, {2, 3}), input("labels", ir::DType::Int64, {2}),
+              input("mask", ir::DType::Bool, {2}), input("pos", ir::DType::Int64, {3}),
+              input("W", ir::DType::Float, {16, 4}), input("C", ir::DType::Float, {10, 4})};
+  g.nodes = {node("Reshape", {"ids", "shape"}, "flat"), node("Gather", {"W", "flat"}, "e"),
+             node("Gather", {"C", "ids"}, "c"), node("Gather", {"W", "labels"}, "l"),
+             node("Add", {"pos", "pos"}, "pos2"), node("Gather", {"W", "pos2"}, "p")};
+  const auto r = integer_input_ranges(g);
+  EXPECT_EQ(r.at("ids"), Range(0, 10));  // the smaller of 16 and 10
+  EXPECT_EQ(r.at("labels"), Range(0, 16));
+  EXPECT_EQ(r.at("mask"), Range(0, 2));
+  EXPECT_FALSE(r.count("pos"));  // indexes only through arithmetic: stays a symbol
+  EXPECT_FALSE(r.count("W"));
+}
+
+}  // namespace
+}  // namespace onnx_tv::check
