@@ -2,7 +2,7 @@
 """Benchmark: the zoo's real-size Llama-3 plans next to TrainVerify's published times.
 
   tools/bench/trainverify.py [--sizes 8b 70b 405b] [--binary build/onnx-tv] [--timeout 3600]
-                             [--keep DIR] [--jobs 2]
+                             [--keep DIR] [--jobs N]
 
 For each size: generates the plan (tools/zoo/generate.py --real SIZE: the spec and one program
 per pipeline stage, graph only), runs `onnx-tv check` on it, and prints the verdict, wall time,
@@ -30,6 +30,9 @@ PLANS = {
     "70b": ("dp16_tp8_pp4_mb32.spmd", 8532),
     "405b": ("dp64_tp8_pp16_mb16.spmd", 28786),
 }
+# --jobs where none is given: 405B's instances hold about 17 GB each, so two at once pass a
+# 24 GB machine's memory.
+DEFAULT_JOBS = {"8b": 2, "70b": 2, "405b": 1}
 
 
 def units(plan, fewer, micro):
@@ -95,13 +98,13 @@ def main():
     ap.add_argument("--binary", default=os.path.join(ROOT, "build/onnx-tv"))
     ap.add_argument("--timeout", type=int, default=3600)
     ap.add_argument("--keep", help="write the generated plans here instead of a temporary folder")
-    ap.add_argument("--jobs", type=int, default=2, help="onnx-tv check --jobs")
+    ap.add_argument("--jobs", type=int, help="onnx-tv check --jobs (default 2, 1 for 405b)")
     a = ap.parse_args()
     print("%-5s %-24s %-22s %6s %7s %9s %9s %10s %14s" % (
         "size", "plan", "verdict", "ranks", "proven", "time (s)", "peak (MB)", "nodes run",
         "TrainVerify (s)"))
     for size in a.sizes:
-        r = run_one(a.binary, size, a.timeout, a.keep, a.jobs)
+        r = run_one(a.binary, size, a.timeout, a.keep, a.jobs or DEFAULT_JOBS[size])
         folder, tv = PLANS[size]
         if "wall" not in r:
             print("%-5s %-24s %s" % (size, folder, r["verdict"]), flush=True)
@@ -118,7 +121,8 @@ def main():
               "units: %d in the plan, %d proven" % ((instances,) + r["units"]))
         if r["message"]:
             print("      " + r["message"].splitlines()[0])
-    print("TrainVerify: 32 cores; onnx-tv: --jobs %d on this machine (generation not timed)." % a.jobs)
+    print("TrainVerify: 32 cores; onnx-tv: --jobs %s on this machine (generation not timed)." % (
+        a.jobs or ", ".join("%d for %s" % (DEFAULT_JOBS[s], s) for s in a.sizes)))
     return 0
 
 
