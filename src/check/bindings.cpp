@@ -81,6 +81,33 @@ ir::Tensor symbols(solver::Context& ctx, ir::DType dtype, const ir::Shape& shape
   return ir::make_tensor(dtype, shape, std::move(data));
 }
 
+// A rank input holds the spec's values, so it must be of the same kind: a bool or integer rank
+// input bound to a float spec input would let Where and Gather read reals as 0/1 or as rows.
+void check_kinds(const ir::Graph& spec, const ir::Graph& g, const frontend::Binding& b) {
+  auto kind = [](ir::DType t) {
+    return t == ir::DType::Bool ? "bool" : ir::is_integer(t) ? "integer" : "float";
+  };
+  const ir::DType s = declared_dtype(spec, b.spec), r = declared_dtype(g, b.value);
+  if (std::string(kind(s)) != kind(r))
+    throw InputError(b.origin + ": rank input '" + b.value + "' of " + g.file + " is " +
+                     ir::dtype_name(r) + " and spec input '" + b.spec + "' is " +
+                     ir::dtype_name(s) + "; a rank input holds the spec's values, so both must "
+                     "be " + kind(s) + " (plan-format section 3)");
+}
+
+// A spec input's symbols, or, for an integer input with a range, each element by its
+// indicators over the range (integer_inputs.h).
+ir::Tensor inputs_of(solver::Context& ctx, ir::DType dtype, const ir::Shape& shape,
+                     const std::string& name, const std::map<std::string, IntegerRange>& ranges) {
+  auto r = ranges.find(name);
+  if (r == ranges.end()) return symbols(ctx, dtype, shape, name);
+  std::vector<solver::Value> data(size_t(ir::element_count(shape)));
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = ctx.integer_input(name + ir::index_string(ir::unravel(int64_t(i), shape)),
+                                r->second.lo, r->second.hi);
+  return ir::make_tensor(dtype, shape, std::move(data));
+}
+
 // Checks the rank value's declared shape against the region's and returns the region's.
 ir::Shape rank_value_shape(const ir::Graph& g, const ResolvedBinding& rb) {
   ir::Shape want = region_shape(rb.region);
@@ -181,6 +208,7 @@ BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan,
         // resolve_region's errors name the binding's origin already.
       rb.region = frontend::resolve_region(b, plan.mesh, *shape);
       (void)rank_value_shape(g, rb);  // up front: no later phase meets a region of another shape
+      check_kinds(spec, g, b);
       if (spec.initializers.count(b.spec)) out.symbolic_spec_values.insert(b.spec);
     }
     out.bindings.push_back(std::move(rb));
@@ -198,20 +226,11 @@ exec::Env spec_inputs(solver::Context& ctx, const ir::Graph& spec, const BoundPl
       throw_no_static_shape(spec, vi.name, spec.file + ": graph input '" + vi.name +
                                                "' has no static shape; onnx-tv needs the sizes "
                                                "of the spec's inputs");
-    if (auto r = ranges.find(vi.name); r != ranges.end()) {
-      // Indicators of each element over its range (integer_inputs.h).
-      std::vector<solver::Value> data(size_t(ir::element_count(*shape)));
-      for (size_t i = 0; i < data.size(); ++i)
-        data[i] = ctx.integer_input(vi.name + ir::index_string(ir::unravel(int64_t(i), *shape)),
-                                    r->second.first, r->second.second);
-      env.values[vi.name] = ir::make_tensor(vi.dtype, *shape, std::move(data));
-      continue;
-    }
-    env.values[vi.name] = symbols(ctx, vi.dtype, *shape, vi.name);
+    env.values[vi.name] = inputs_of(ctx, vi.dtype, *shape, vi.name, ranges);
   }
   for (const auto& [name, c] : spec.initializers) {
     if (bound.symbolic_spec_values.count(name)) {
-      env.values[name] = symbols(ctx, c.dtype, c.shape, name);
+      env.values[name] = inputs_of(ctx, c.dtype, c.shape, name, ranges);
     } else {
       try {
         env.values[name] = ir::to_tensor(ctx, c);

@@ -15,6 +15,7 @@
 #include <tbb/task_group.h>
 
 #include "check/bindings.h"
+#include "check/integer_inputs.h"
 #include "check/counted_replicas.h"
 #include "check/counted_sums.h"
 #include "check/full_size.h"
@@ -297,6 +298,12 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
   solver::Context ctx;
   ctx.set_define_above(define_above);
   exec::Env spec_env = spec_inputs(ctx, spec, bound);
+  for (const auto& [name, range] : integer_input_ranges(spec)) {
+    const std::string note = range_note(name, range, spec);
+    const bool used = spec_env.values.count(name) > 0;  // symbolic, not a plain constant
+    if (used && std::find(res.warnings.begin(), res.warnings.end(), note) == res.warnings.end())
+      res.warnings.push_back(note);
+  }
   StageCuts cuts(ctx, spec, kStagedMaxTerms);
   exec::TensorHook spec_hook, rank_hook;
   if (staged) {

@@ -185,6 +185,24 @@ Rational wrap_integer(const Rational& r, DType t) {
   return Rational(v);
 }
 
+// Whether every value of integer type `from` is a value of `to`.
+bool widens(DType from, DType to) {
+  auto bits = [](DType t) {
+    switch (t) {
+      case DType::Int8: case DType::UInt8: return 8;
+      case DType::Int16: case DType::UInt16: return 16;
+      case DType::Int32: case DType::UInt32: return 32;
+      default: return 64;
+    }
+  };
+  auto is_signed = [](DType t) {
+    return t != DType::UInt8 && t != DType::UInt16 && t != DType::UInt32 && t != DType::UInt64;
+  };
+  if (from == to) return true;
+  if (is_signed(from) != is_signed(to)) return !is_signed(from) && bits(from) < bits(to);
+  return bits(from) < bits(to);
+}
+
 Value cast_value(Context& ctx, Value v, DType from, DType to) {
   if (ir::is_float(to) || (ir::is_integer(to) && from == DType::Bool)) return v;
   if (to == DType::Bool) {
@@ -205,10 +223,18 @@ Value cast_value(Context& ctx, Value v, DType from, DType to) {
   }
   if (ir::is_integer(to)) {
     if (!ctx.is_constant(v)) {
-      // Integer values are modeled as unbounded integers; only float->int rounds.
-      if (ir::is_integer(from)) return v;
+      // A value of one integer input is truncated and wrapped at each of its values (a token
+      // id cast to int16 wraps past 32767); another integer value is kept only where `to`
+      // holds every value of `from`.
+      if (const auto f = ctx.as_integer_function(v)) {
+        std::vector<Value> cast;
+        for (const solver::Rational& q : f->values) cast.push_back(ctx.constant(wrap_integer(truncate(q), to)));
+        return ctx.from_integer_function(f->input, f->lo, cast);
+      }
+      if (ir::is_integer(from) && widens(from, to)) return v;
       throw Unsupported("Cast from " + ir::dtype_name(from) + " to " + ir::dtype_name(to) +
-                        " of the symbolic value " + ctx.to_string(v) + " is not modeled");
+                        " of the symbolic value " + ctx.to_string(v) + " is not modeled (it " +
+                        (ir::is_integer(from) ? "may wrap)" : "rounds)"));
     }
     if (!v.is_finite()) throw MathError("Cast of an infinity to " + ir::dtype_name(to));
     return ctx.constant(wrap_integer(truncate(const_rational(ctx, v, "Cast input")), to));

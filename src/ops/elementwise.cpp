@@ -56,16 +56,40 @@ std::vector<Tensor> div_kernel(KernelArgs& a) {
   })};
 }
 
+// An integer x^y: a natural power stays an integer; any other is truncated toward zero, as
+// ONNX Runtime computes it, where each value of x gives a rational power (a constant, or each
+// value of the integer input x depends on).
+Value integer_pow(Context& ctx, Value x, Value y) {
+  const std::optional<Rational> e = ctx.as_rational(y);
+  if (e && e->get_den() == 1 && *e >= 0) return ctx.pow(x, y);
+  const auto f = ctx.as_integer_function(x);
+  if (!f) {
+    throw Unsupported("integer Pow of " + ctx.to_string(x) + " to " + ctx.to_string(y) +
+                      " is not modeled (its result is truncated)");
+  }
+  std::vector<Value> at;
+  for (const Rational& q : f->values) {
+    const std::optional<Rational> p = ctx.as_rational(ctx.pow(ctx.constant(q), y));
+    if (!p) {
+      throw Unsupported("integer Pow " + solver::to_string(q) + "^" + ctx.to_string(y) +
+                        " is irrational; its truncation is not modeled");
+    }
+    at.push_back(ctx.constant(truncate(*p)));
+  }
+  return ctx.from_integer_function(f->input, f->lo, at);
+}
+
 // The exponent must be constant: x^y with symbolic y has no canonical form in the engine.
 std::vector<Tensor> pow_kernel(KernelArgs& a) {
   expect_input_count(a, 2, 2);
   Context& ctx = a.ctx;
-  return {broadcast_binary(a, input(a, 0).dtype, [&ctx](Value x, Value y) {
+  const DType t = input(a, 0).dtype;
+  return {broadcast_binary(a, t, [&ctx, t](Value x, Value y) {
     if (!ctx.is_constant(y)) {
       throw Unsupported("Pow with the symbolic exponent " + ctx.to_string(y) +
                         " is not modeled; the exponent must be a constant");
     }
-    return ctx.pow(x, y);
+    return ir::is_integer(t) ? integer_pow(ctx, x, y) : ctx.pow(x, y);
   })};
 }
 

@@ -129,7 +129,7 @@ class Context {
   Value integer_input(const std::string& name, int64_t lo, int64_t hi);
   Value indicator(const std::string& name, int64_t v);
   std::optional<std::pair<int64_t, int64_t>> integer_range(const std::string& name) const;
-  std::optional<IntegerFunction> as_integer_function(Value v, int64_t max_points = 1 << 20) const;
+  std::optional<IntegerFunction> as_integer_function(Value v, int64_t max_points = 1 << 20);
   Value from_integer_function(const std::string& input, int64_t lo, std::span<const Value> values);
 
   // Arithmetic.

@@ -86,9 +86,18 @@ std::optional<std::pair<int64_t, int64_t>> Context::integer_range(const std::str
   return it->second;
 }
 
-std::optional<IntegerFunction> Context::as_integer_function(Value v, int64_t max_points) const {
+std::optional<IntegerFunction> Context::as_integer_function(Value v, int64_t max_points) {
   if (!v.is_finite()) return std::nullopt;
   const Impl& I = *impl_;
+  // Definitions (large factors, stage cuts) stand for polynomials: read them expanded.
+  bool defined = false;
+  for (const auto& [m, c] : I.polys[v.poly].terms)
+    for (const auto& [a, e] : I.monos[m].factors) defined |= I.atoms[a].fn == Fn::Def;
+  if (defined) {
+    const std::optional<Value> x = expand_definitions(v, size_t(std::min<int64_t>(max_points, 1 << 16)) * 4 + 64);
+    if (!x || *x == v) return std::nullopt;
+    return as_integer_function(*x, max_points);
+  }
   IntegerFunction f;
   Rational base = 0;
   std::vector<std::pair<int64_t, Rational>> at;  // (value, coefficient of its indicator)

@@ -8,8 +8,6 @@
 namespace onnx_tv::check {
 namespace {
 
-using Range = std::pair<int64_t, int64_t>;
-
 ir::ValueInfo input(const std::string& name, ir::DType t, std::vector<int64_t> shape) {
   std::vector<ir::Dim> dims;
   for (int64_t d : shape) dims.push_back({d, ""});
@@ -32,12 +30,32 @@ TEST(IntegerInputs, RangesComeFromTheGathersTheyIndex) {
   g.nodes = {node("Reshape", {"ids", "shape"}, "flat"), node("Gather", {"W", "flat"}, "e"),
              node("Gather", {"C", "ids"}, "c"), node("Gather", {"W", "labels"}, "l"),
              node("Add", {"pos", "pos"}, "pos2"), node("Gather", {"W", "pos2"}, "p")};
+  g.outputs = {input("e", ir::DType::Float, {6, 4}), input("c", ir::DType::Float, {2, 3, 4}),
+               input("l", ir::DType::Float, {2, 4}), input("p", ir::DType::Float, {3, 4})};
   const auto r = integer_input_ranges(g);
-  EXPECT_EQ(r.at("ids"), Range(0, 10));  // the smaller of 16 and 10
-  EXPECT_EQ(r.at("labels"), Range(0, 16));
-  EXPECT_EQ(r.at("mask"), Range(0, 2));
+  EXPECT_EQ(r.at("ids").hi, 10);  // the smaller of 16 and 10
+  EXPECT_EQ(r.at("ids").why, "it indexes Gather node #2 (unnamed)");
+  EXPECT_EQ(r.at("labels").hi, 16);
+  EXPECT_EQ(r.at("mask").hi, 2);
   EXPECT_FALSE(r.count("pos"));  // indexes only through arithmetic: stays a symbol
   EXPECT_FALSE(r.count("W"));
+}
+
+TEST(IntegerInputs, AGatherTheOutputsDoNotUseNarrowsNothing) {
+  ir::Graph g;
+  g.inputs = {input("ids", ir::DType::Int64, {3}), input("W", ir::DType::Float, {16, 4}),
+              input("T", ir::DType::Float, {1, 2})};
+  g.outputs = {input("e", ir::DType::Float, {3, 4})};
+  g.nodes = {node("Gather", {"T", "ids"}, "dead"), node("Gather", {"W", "ids"}, "e")};
+  EXPECT_EQ(integer_input_ranges(g).at("ids").hi, 16);
+}
+
+TEST(IntegerInputs, TablesMadeByIdentityOrConstantGiveRanges) {
+  ir::Graph g;
+  g.inputs = {input("ids", ir::DType::Int64, {3}), input("W", ir::DType::Float, {12, 4})};
+  g.outputs = {input("e", ir::DType::Float, {3, 4})};
+  g.nodes = {node("Identity", {"W"}, "W2"), node("Gather", {"W2", "ids"}, "e")};
+  EXPECT_EQ(integer_input_ranges(g).at("ids").hi, 12);
 }
 
 }  // namespace

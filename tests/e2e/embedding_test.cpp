@@ -26,10 +26,20 @@ TEST(Embedding, DataAndVocabularyParallelLookupsAreProven) {
     }
 }
 
-TEST(Embedding, TheVocabularyKeepsItsSizeAndSaysWhy) {
+TEST(Embedding, TheVocabularyKeepsItsSizeAndTheReportSaysWhichRangeWasAssumed) {
   CliRun r = check("dp2");
   EXPECT_NE(r.out.find("Gather node '/embed/Gather' picks elements along it (size 16)"),
             std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("warning: integer input 'ids' of " + path("spec.onnx") +
+                       " is taken to range over [0, 16): it indexes Gather node '/embed/Gather'"),
+            std::string::npos) << r.out;
+}
+
+TEST(Embedding, ARankInputOfAnotherKindIsAnInputError) {
+  CliRun r = check("dp2_float_ids");
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("rank input 'ids_local' of"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("is float and spec input 'ids' is int64"), std::string::npos) << r.out;
 }
 
 TEST(Embedding, AWrongOffsetIsRefutedAtATokenId) {

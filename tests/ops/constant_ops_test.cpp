@@ -51,6 +51,39 @@ TEST_F(ConstantOpsTest, CastToBoolOfAnIntegerInput) {
   EXPECT_EQ(f->values, (std::vector<solver::Rational>{1, 0, 1}));
 }
 
+TEST_F(ConstantOpsTest, IntegerCastsOfSymbolicValuesWrapOrAreUnsupported) {
+  // A token id in [0, 300) cast to uint8 wraps past 255, as ONNX's casts do.
+  Tensor n = values({1}, {ctx.integer_input("n", 0, 300)}, DType::Int64);
+  auto to_u8 = node("Cast", 13, 1, 1, {{"to", int_attr(int64_t(DType::UInt8))}});
+  const auto f = ctx.as_integer_function(run1(to_u8, {&n}).data[0]);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->values[255], solver::Rational(255));
+  EXPECT_EQ(f->values[256], solver::Rational(0));
+  EXPECT_EQ(f->values[299], solver::Rational(43));
+  // An unbounded integer: widening keeps it, narrowing is not modeled.
+  Tensor s = values({1}, {ctx.symbol("s")}, DType::Int32);
+  auto to_i64 = node("Cast", 13, 1, 1, {{"to", int_attr(int64_t(DType::Int64))}});
+  EXPECT_EQ(run1(to_i64, {&s}).data[0], s.data[0]);
+  auto to_i16 = node("Cast", 13, 1, 1, {{"to", int_attr(int64_t(DType::Int16))}});
+  EXPECT_THROW_MSG(run1(to_i16, {&s}), Unsupported, "may wrap", "/test/Cast");
+}
+
+TEST_F(ConstantOpsTest, IntegerPowIsExactOrUnsupported) {
+  // sqrt of an int64 is truncated by ONNX Runtime: exact where every value's root is rational.
+  Tensor half = rationals({}, {solver::Rational(1, 2)});
+  Tensor m = values({1}, {ctx.integer_input("m", 0, 2)}, DType::Int64);
+  const auto f = ctx.as_integer_function(run1(node("Pow", 15, 2), {&m, &half}).data[0]);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->values, (std::vector<solver::Rational>{0, 1}));
+  Tensor n = values({1}, {ctx.integer_input("n", 0, 5)}, DType::Int64);
+  EXPECT_THROW_MSG(run1(node("Pow", 15, 2), {&n, &half}), Unsupported, "irrational", "/test/Pow");
+  // Natural powers stay integers.
+  Tensor two = ints({}, {2});
+  const auto sq = ctx.as_integer_function(run1(node("Pow", 15, 2), {&n, &two}).data[0]);
+  ASSERT_TRUE(sq.has_value());
+  EXPECT_EQ(sq->values[4], solver::Rational(16));
+}
+
 TEST_F(ConstantOpsTest, ShapeWithStartEnd) {
   Tensor x = floats({2, 3, 4}, std::vector<long long>(24, 0));
   Tensor s = run1(node("Shape", 15, 1), {&x});

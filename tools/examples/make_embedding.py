@@ -9,6 +9,8 @@ tp2_vocab: the vocabulary-parallel embedding of Megatron-LM: rank r holds rows [
 of W, masks the ids outside them (Less, GreaterOrEqual, Or), shifts the others, looks them up,
 zeroes the masked rows and all-reduces.
 tp2_vocab_off_by_one: the same with rank 1's first row taken as 7 (a wrong offset).
+dp2_float_ids: dp2 with the ranks' ids declared float (an input error: a rank input holds the
+spec's values, of the same kind).
 tp2_vocab_unmasked: the same without zeroing the masked rows (every rank adds row 0 for ids it
 does not hold).
 """
@@ -35,14 +37,14 @@ def spec():
                  [vi("ids", [B, S], I64), vi("W", [V, H]), vi("P", [H, O])], [vi("y", [B, S, O])])
 
 
-def dp_rank(r):
+def dp_rank(r, ids_type=I64):
     b = B // 2
     binds = [{"value": "ids_local", "spec": "ids", "slice": [[r * b, r * b + b], None]},
              {"value": "W", "spec": "W"}, {"value": "P", "spec": "P"},
              {"value": "y_local", "spec": "y", "slice": [[r * b, r * b + b], None, None]}]
     return model([N("Gather", ["W", "ids_local"], ["e"], name="/embed/Gather"),
                   N("MatMul", ["e", "P"], ["y_local"], name="/proj/MatMul")],
-                 [vi("ids_local", [b, S], I64), vi("W", [V, H]), vi("P", [H, O])],
+                 [vi("ids_local", [b, S], ids_type), vi("W", [V, H]), vi("P", [H, O])],
                  [vi("y_local", [B // 2, S, O])], binds)
 
 
@@ -87,6 +89,7 @@ def main():
     v = V // 2
     write(out, {
         "dp2": [dp_rank(r) for r in range(2)],
+        "dp2_float_ids": [dp_rank(r, F) for r in range(2)],
         "tp2_vocab": [vocab_rank(r, r * v) for r in range(2)],
         "tp2_vocab_off_by_one": [vocab_rank(0, 0), vocab_rank(1, v - 1)],
         "tp2_vocab_unmasked": [vocab_rank(r, r * v, mask_output=False) for r in range(2)],
