@@ -26,6 +26,10 @@ constexpr long double kCandidate = 1e-15L;
 // A full search (more tries than a comparison's quick one) ends with this many points checked
 // by intervals alone, for a difference below long double's resolution.
 constexpr int kQuickTries = limits::kWitnessQuickTries, kPreciseTries = limits::kWitnessPreciseTries;
+// Hinted tries (an integer input set to a value where the forms differ) are numbered from here
+// (past every random try), at most kHints per comparison and kMaxHints per search.
+constexpr int kHintBase = 256;
+constexpr size_t kHints = 16, kMaxHints = 1024;
 // The precise check uses the interval evaluators of this level: shared by every failure
 // checked at the same try, a deep program's subterms are evaluated once, not once per failure
 // (86 failing outputs of one wrong constant took minutes).
@@ -129,14 +133,13 @@ void shrink(const solver::Context& ctx, solver::Value a, solver::Value b,
   size_t spent = 0;
   for (size_t chunk = std::max<size_t>(1, names.size() / 2);; chunk /= 2) {
     for (size_t start = 0; start < names.size() && spent < budget; start += chunk) {
-      std::map<std::string, solver::Rational> trial = point;
+      const size_t end = std::min(names.size(), start + chunk);
+      // Copied only where the chunk holds a nonzero input: points have thousands of inputs.
       bool changed = false;
-      for (size_t i = start; i < std::min(names.size(), start + chunk); ++i)
-        if (trial[names[i]] != 0) {
-          trial[names[i]] = 0;
-          changed = true;
-        }
+      for (size_t i = start; i < end && !changed; ++i) changed = point[names[i]] != 0;
       if (!changed) continue;
+      std::map<std::string, solver::Rational> trial = point;
+      for (size_t i = start; i < end; ++i) trial[names[i]] = 0;
       ++spent;
       if (differs(ctx, a, b, trial)) point = std::move(trial);
     }
@@ -177,6 +180,8 @@ WitnessSearch::WitnessSearch(const solver::Context& ctx, uint64_t seed) : ctx_(c
 WitnessSearch::~WitnessSearch() = default;
 
 solver::Rational WitnessSearch::value(int t, const std::string& name) const {
+  if (auto h = hints_.find(t); h != hints_.end())
+    return h->second.first == name ? h->second.second : value(0, name);
   solver::Rational q = raw_value(t, name);
   q.canonicalize();  // mpq_class(n, d) keeps n/d as given: -4/16 would be printed so
   return q;
@@ -236,11 +241,52 @@ std::optional<int> WitnessSearch::first_difference(solver::Value a, solver::Valu
           return intervals(t, level);
         }, a, b))
       return t;
+  ONNX_TV_ASSERT(tries < kHintBase, "a witness search of " + std::to_string(tries) + " tries");
+  if (const std::optional<int> t = hinted_difference(a, b)) return t;
   if (tries <= kQuickTries || !a.is_finite() || !b.is_finite()) return std::nullopt;
   for (int t = 0; t < std::min(tries, kPreciseTries); ++t) {
     solver::IntervalEvaluator& precise = intervals(t, kPreciseLevel);
     solver::MaybeInterval x = precise.eval(a), y = precise.eval(b);
     if (x && y && disjoint(*x, *y)) return t;
+  }
+  return std::nullopt;
+}
+
+int WitnessSearch::hint_try(const std::string& input, const solver::Rational& v) {
+  auto [it, fresh] = hint_tries_.try_emplace({input, v}, kHintBase + int(hint_tries_.size()));
+  if (fresh) hints_[it->second] = {input, v};
+  return it->second;
+}
+
+std::optional<int> WitnessSearch::hinted_difference(solver::Value a, solver::Value b) {
+  if (!a.is_finite() || !b.is_finite() || hint_tries_.size() >= kMaxHints) return std::nullopt;
+  // The indicators in the terms where the two forms differ (terms are sorted by monomial).
+  std::set<std::pair<std::string, solver::Rational>> at;
+  auto note = [&](const solver::TermView& t) {
+    for (const auto& [atom, e] : t.factors) {
+      const solver::AtomView av = ctx_.atom(atom);
+      if (av.fn == solver::Fn::Ind && at.size() < kHints) at.emplace(*av.name, *av.exponent);
+    }
+  };
+  const size_t na = ctx_.poly_term_count(a.poly), nb = ctx_.poly_term_count(b.poly);
+  for (size_t i = 0, j = 0; (i < na || j < nb) && at.size() < kHints;) {
+    const std::optional<solver::TermView> x = i < na ? std::optional(ctx_.term(a.poly, i)) : std::nullopt;
+    const std::optional<solver::TermView> y = j < nb ? std::optional(ctx_.term(b.poly, j)) : std::nullopt;
+    if (x && (!y || x->monomial < y->monomial)) {
+      note(*x), ++i;
+    } else if (y && (!x || y->monomial < x->monomial)) {
+      note(*y), ++j;
+    } else {
+      if (*x->coefficient != *y->coefficient) note(*x);
+      ++i, ++j;
+    }
+  }
+  for (const auto& [input, v] : at) {
+    const int t = hint_try(input, v);
+    if (differs(evaluator(t), [&](int level) -> solver::IntervalEvaluator& {
+          return intervals(t, level);
+        }, a, b))
+      return t;
   }
   return std::nullopt;
 }

@@ -4,6 +4,7 @@
 // are defined there and differ beyond doubt: exact rationals, or disjoint intervals
 // (solver/interval.h); long double evaluation only picks the points worth confirming.
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,12 +59,20 @@ class WitnessSearch {
   solver::IntervalEvaluator& intervals(int t, int level);  // the same point in intervals
   std::function<solver::Rational(const std::string&)> point(int t) const;
   std::optional<int> first_difference(solver::Value a, solver::Value b, int tries);
+  // Points that set one integer input to a value whose indicator occurs in a term where a and
+  // b differ (the random ids rarely hit the one that differs); try indices from kHintBase.
+  std::optional<int> hinted_difference(solver::Value a, solver::Value b);
+  int hint_try(const std::string& input, const solver::Rational& v);
 
   const solver::Context& ctx_;
   uint64_t seed_;
   std::vector<std::unique_ptr<solver::Evaluator>> evaluators_;  // by try, made on first use
   // By try and precision (witness.cpp), made on first use: they confirm what evaluators_ find.
   std::vector<std::vector<std::unique_ptr<solver::IntervalEvaluator>>> intervals_;
+  // Hinted tries: (input, value) -> try index, and back. A hinted point is try 0 with that
+  // input set to that value; fixed once made, so the evaluators' memos stay valid.
+  std::map<std::pair<std::string, solver::Rational>, int> hint_tries_;
+  std::map<int, std::pair<std::string, solver::Rational>> hints_;
 };
 
 // One search with a fresh set of evaluators (see WitnessSearch::find).

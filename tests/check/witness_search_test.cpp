@@ -35,6 +35,22 @@ TEST(WitnessSearch, RefutesADifferenceAndNotAnEquality) {
   EXPECT_FALSE(search.find(c.cut(body), body, 64, false));
 }
 
+// A difference at one token id of thousands: random ids miss it, the indicators in the terms
+// where the forms differ name it.
+TEST(WitnessSearch, FindsTheTokenIdWhereFormsDiffer) {
+  Context c;
+  const Value n = c.integer_input("ids[0]", 0, 5000), w = c.symbol("w");
+  const Value a = c.mul(n, w);
+  const Value b = c.add(a, c.mul(c.indicator("ids[0]", 4321), w));  // wrong at id 4321 only
+  WitnessSearch search(c, 1);
+  auto found = search.find(a, b, 24, true);
+  ASSERT_TRUE(found);
+  bool named = false;
+  for (const auto& e : found->values) named |= e.symbol == "ids[0]" && e.value == "4321";
+  EXPECT_TRUE(named);
+  EXPECT_FALSE(search.find(a, c.add(a, c.zero()), 24, false));
+}
+
 // refutes() answers as find() does, without the witness.
 TEST(WitnessSearch, RefutesAgreesWithFind) {
   Context c;
