@@ -37,8 +37,10 @@ Kernel binary_kernel(Value (Context::*op)(Value, Value)) {
   };
 }
 
-// Integer Div truncates toward zero (C semantics, as ONNX Runtime does); it is decided only on
-// constants, since a symbolic quotient has no polynomial form.
+// Integer Div truncates toward zero (C semantics, as ONNX Runtime does); it is decided on
+// constants, and on a dividend that depends on one integer input with a constant divisor (a
+// token id divided by a shard size), value by value; any other symbolic quotient has no
+// polynomial form.
 std::vector<Tensor> div_kernel(KernelArgs& a) {
   expect_input_count(a, 2, 2);
   DType t = common_dtype(a, 0, 1);
@@ -47,6 +49,14 @@ std::vector<Tensor> div_kernel(KernelArgs& a) {
     return {broadcast_binary(a, t, [&ctx](Value x, Value y) { return ctx.div(x, y); })};
   }
   return {broadcast_binary(a, t, [&ctx](Value x, Value y) {
+    if (ctx.is_constant(y) && !ctx.is_constant(x)) {
+      const Rational d = const_rational(ctx, y, "integer divisor");
+      if (const auto f = ctx.as_integer_function(x); f && sgn(d) != 0) {
+        std::vector<Value> at;
+        for (const Rational& q : f->values) at.push_back(ctx.constant(truncate(Rational(q / d))));
+        return ctx.from_integer_function(f->input, f->lo, at);
+      }
+    }
     if (!ctx.is_constant(x) || !ctx.is_constant(y)) {
       throw Unsupported("integer Div of a symbolic value (" + ctx.to_string(x) + " / " +
                         ctx.to_string(y) + ") is not modeled");

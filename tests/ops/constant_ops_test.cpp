@@ -84,6 +84,17 @@ TEST_F(ConstantOpsTest, IntegerPowIsExactOrUnsupported) {
   EXPECT_EQ(sq->values[4], solver::Rational(16));
 }
 
+TEST_F(ConstantOpsTest, IntegerDivisionOfATokenIdByAConstant) {
+  // The shard a token id falls in: ids / 4, value by value; by a symbolic divisor it is not
+  // modeled.
+  Tensor n = values({1}, {ctx.integer_input("n", 0, 10)}, DType::Int64);
+  Tensor four = ints({}, {4});
+  const auto f = ctx.as_integer_function(run1(node("Div", 14, 2), {&n, &four}).data[0]);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->values, (std::vector<solver::Rational>{0, 0, 0, 0, 1, 1, 1, 1, 2, 2}));
+  EXPECT_THROW_MSG(run1(node("Div", 14, 2), {&four, &n}), Unsupported, "integer Div", "/test/Div");
+}
+
 TEST_F(ConstantOpsTest, ShapeWithStartEnd) {
   Tensor x = floats({2, 3, 4}, std::vector<long long>(24, 0));
   Tensor s = run1(node("Shape", 15, 1), {&x});
