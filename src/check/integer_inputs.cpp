@@ -54,7 +54,76 @@ std::optional<ir::Shape> data_shape(const ir::Graph& g, const std::string& name,
     return data_shape(g, n.inputs[0], producer);
   if (n.op_type == "Constant")
     if (const ir::Attribute* v = n.attribute("value"); v && v->tensor) return v->tensor->shape;
+  // A scatter's zeros: ConstantOfShape of a constant shape, or of Shape(x) for a static x.
+  if (n.op_type == "ConstantOfShape" && !n.inputs.empty()) {
+    auto q = producer.find(n.inputs[0]);
+    if (q != producer.end() && q->second->op_type == "Shape" && !q->second->inputs.empty() &&
+        q->second->attributes.empty())
+      return data_shape(g, q->second->inputs[0], producer);
+    const ir::ConstTensor* c = nullptr;
+    if (auto it = g.initializers.find(n.inputs[0]); it != g.initializers.end()) c = &it->second;
+    if (!c && q != producer.end() && q->second->op_type == "Constant")
+      if (const ir::Attribute* v = q->second->attribute("value"); v && v->tensor) c = v->tensor.get();
+    if (c && !c->ints.empty()) return ir::Shape(c->ints.begin(), c->ints.end());
+  }
   return std::nullopt;
+}
+
+// The single integer of a constant (an initializer or a Constant node), as OneHot's depth.
+std::optional<int64_t> constant_int(const ir::Graph& g, const std::string& name,
+                                    const std::unordered_map<std::string, const ir::Node*>& producer) {
+  const ir::ConstTensor* c = nullptr;
+  if (auto it = g.initializers.find(name); it != g.initializers.end()) c = &it->second;
+  auto p = producer.find(name);
+  if (!c && p != producer.end() && p->second->op_type == "Constant")
+    if (const ir::Attribute* v = p->second->attribute("value"); v && v->tensor) c = v->tensor.get();
+  if (!c) return std::nullopt;
+  if (c->ints.size() == 1) return c->ints[0];
+  if (c->reals.size() == 1 && c->reals[0] >= 1 && c->reals[0] < 1e15) return int64_t(c->reals[0]);
+  return std::nullopt;
+}
+
+// Which input of an indexing node holds indices, and the extent they index: Gather,
+// GatherElements, ScatterElements (and Scatter) along `axis`; GatherND and ScatterND along
+// their tuples' axes (the smallest); OneHot below its depth.
+struct Indexing {
+  size_t indices;
+  int64_t extent;
+};
+
+std::optional<Indexing> indexing(const ir::Graph& g, const ir::Node& n,
+                                 const std::unordered_map<std::string, const ir::Node*>& producer) {
+  if ((n.domain != "" && n.domain != "ai.onnx") || n.inputs.size() < 2) return std::nullopt;
+  const std::string& op = n.op_type;
+  if (op == "OneHot") {
+    const std::optional<int64_t> depth = constant_int(g, n.inputs[1], producer);
+    if (!depth || *depth < 1) return std::nullopt;
+    return Indexing{0, *depth};
+  }
+  const bool along_axis = op == "Gather" || op == "GatherElements" || op == "ScatterElements" ||
+                          op == "Scatter";
+  const bool tuples = op == "GatherND" || op == "ScatterND";
+  if (!along_axis && !tuples) return std::nullopt;
+  const std::optional<ir::Shape> data = data_shape(g, n.inputs[0], producer);
+  if (!data || data->empty()) return std::nullopt;
+  const int64_t rank = int64_t(data->size());
+  int64_t from = 0, to = 0;  // the data axes [from, to) the indices index
+  if (along_axis) {
+    int64_t axis = 0;
+    if (const ir::Attribute* at = n.attribute("axis")) axis = at->i;
+    if (axis < 0) axis += rank;
+    from = axis, to = axis + 1;
+  } else {
+    const std::optional<ir::Shape> ind = data_shape(g, n.inputs[1], producer);
+    if (!ind || ind->empty()) return std::nullopt;
+    from = n.attribute("batch_dims") ? n.attribute("batch_dims")->i : 0;
+    to = from + ind->back();
+  }
+  if (from < 0 || to > rank || from >= to) return std::nullopt;
+  int64_t extent = INT64_MAX;
+  for (int64_t a = from; a < to; ++a) extent = std::min(extent, (*data)[size_t(a)]);
+  if (extent < 1) return std::nullopt;
+  return Indexing{1, extent};
 }
 
 }  // namespace
@@ -81,17 +150,12 @@ std::map<std::string, IntegerRange> integer_input_ranges(const ir::Graph& spec) 
       if (auto it = origin.find(n.inputs[0]); it != origin.end()) origin[n.outputs[0]] = it->second;
       continue;
     }
-    if (n.op_type != "Gather" || n.inputs.size() < 2 || n.outputs.empty() || !live.count(n.outputs[0]))
-      continue;
-    auto it = origin.find(n.inputs[1]);
+    if (n.outputs.empty() || !live.count(n.outputs[0])) continue;
+    const std::optional<Indexing> ix = indexing(spec, n, producer);
+    if (!ix) continue;
+    auto it = origin.find(n.inputs[ix->indices]);
     if (it == origin.end()) continue;
-    const std::optional<ir::Shape> data = data_shape(spec, n.inputs[0], producer);
-    if (!data || data->empty()) continue;
-    int64_t axis = 0;
-    if (const ir::Attribute* at = n.attribute("axis")) axis = at->i;
-    if (axis < 0) axis += int64_t(data->size());
-    if (axis < 0 || axis >= int64_t(data->size()) || (*data)[size_t(axis)] < 1) continue;
-    const int64_t size = (*data)[size_t(axis)];
+    const int64_t size = ix->extent;
     auto found = out.find(it->second);
     if (found == out.end() || size < found->second.hi)
       out[it->second] = {0, size, "it indexes " + n.describe(k)};

@@ -26,21 +26,7 @@ std::vector<Tensor> gather_by_integer_inputs(KernelArgs& a, const Tensor& x, con
   const int64_t dim = x.shape[axis];
   const int64_t outer = product(x.shape, 0, axis), inner = product(x.shape, axis + 1, x.rank());
   std::vector<solver::IntegerFunction> fs;
-  for (Value v : ind.data) {
-    std::optional<solver::IntegerFunction> f = ctx.as_integer_function(v);
-    if (!f)
-      throw Unsupported("indices (input #1) hold " + ctx.to_string(v) +
-                        ", which is neither a constant nor a function of one integer input "
-                        "with a known range");
-    for (size_t k = 0; k < f->values.size(); ++k) {
-      const std::string where = f->input.empty() ? "" : " (where " + f->input + " = " +
-                                std::to_string(f->lo + int64_t(k)) + ")";
-      std::optional<long long> i = solver::as_int64(f->values[k]);
-      if (!i) throw InputError("index " + solver::to_string(f->values[k]) + where + " is not an integer");
-      f->values[k] = solver::Rational((long)checked_index(*i, dim, axis, where));
-    }
-    fs.push_back(std::move(*f));
-  }
+  for (Value v : ind.data) fs.push_back(index_function(ctx, v, dim, axis, "indices (input #1)"));
   std::vector<Value> data;
   data.reserve(ir::element_count(out));
   std::vector<Value> picks;

@@ -58,6 +58,12 @@ Outputs infer_slice(const ShapeArgs& a);
 Outputs infer_expand(const ShapeArgs& a);
 Outputs infer_tile(const ShapeArgs& a);
 Outputs infer_constant_of_shape(const ShapeArgs& a);
+
+Outputs infer_gather_elements(const ShapeArgs& a);
+Outputs infer_gather_nd(const ShapeArgs& a);
+Outputs infer_scatter_elements(const ShapeArgs& a);
+Outputs infer_scatter_nd(const ShapeArgs& a);
+Outputs infer_one_hot(const ShapeArgs& a);
 Outputs infer_range(const ShapeArgs& a);
 Outputs infer_trilu(const ShapeArgs& a);
 Outputs infer_gather(const ShapeArgs& a);

@@ -18,6 +18,7 @@ ir::DType result_dtype(const ShapeArgs& a) {
   switch (a.schema.traits.result) {
     case ResultType::Input0: return need(a, 0).dtype;
     case ResultType::Input1: return need(a, 1).dtype;
+    case ResultType::Input2: return need(a, 2).dtype;
     case ResultType::Bool: return ir::DType::Bool;
     case ResultType::Int64: return ir::DType::Int64;
     case ResultType::CastTo: {

@@ -87,6 +87,11 @@ Outputs dispatch(const ShapeArgs& a) {
     case DimRule::Range: return infer_range(a);
     case DimRule::Trilu: return infer_trilu(a);
     case DimRule::Gather: return infer_gather(a);
+    case DimRule::GatherElements: return infer_gather_elements(a);
+    case DimRule::GatherND: return infer_gather_nd(a);
+    case DimRule::ScatterElements: return infer_scatter_elements(a);
+    case DimRule::ScatterND: return infer_scatter_nd(a);
+    case DimRule::OneHot: return infer_one_hot(a);
     case DimRule::LayerNorm: return infer_layer_norm(a);
     case DimRule::Shape: return infer_shape(a);
     case DimRule::Size: return infer_size(a);

@@ -258,6 +258,34 @@ AxisSplit split_at(const Shape& s, int64_t axis) {
   return {product(s, 0, size_t(axis)), s[size_t(axis)], product(s, size_t(axis) + 1, s.size())};
 }
 
+solver::IntegerFunction index_function(Context& ctx, Value v, int64_t dim, int64_t axis,
+                                       const std::string& what) {
+  std::optional<solver::IntegerFunction> f = ctx.as_integer_function(v);
+  if (!f)
+    throw Unsupported(what + " hold " + ctx.to_string(v) +
+                      ", which is neither a constant nor a function of one integer input "
+                      "with a known range");
+  for (size_t k = 0; k < f->values.size(); ++k) {
+    const std::string where = f->input.empty() ? "" : " (where " + f->input + " = " +
+                              std::to_string(f->lo + int64_t(k)) + ")";
+    std::optional<long long> i = solver::as_int64(f->values[k]);
+    if (!i) throw InputError("index " + solver::to_string(f->values[k]) + where + " is not an integer");
+    if (*i < -dim || *i >= dim)
+      throw InputError("index " + std::to_string(*i) + where + " is out of range for axis " +
+                       std::to_string(axis) + " of size " + std::to_string(dim));
+    f->values[k] = Rational((long)(*i < 0 ? *i + dim : *i));
+  }
+  return std::move(*f);
+}
+
+Value index_equals(Context& ctx, const solver::IntegerFunction& f, int64_t j) {
+  std::vector<Value> hits;
+  hits.reserve(f.values.size());
+  const Rational at((long)j);
+  for (const Rational& i : f.values) hits.push_back(i == at ? ctx.one() : ctx.zero());
+  return ctx.from_integer_function(f.input, f.lo, hits);
+}
+
 DType common_dtype(const KernelArgs& a, size_t i, size_t j) {
   DType x = input(a, i).dtype, y = input(a, j).dtype;
   if (x == DType::Undefined) return y;

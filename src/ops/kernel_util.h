@@ -29,6 +29,7 @@ void add_shape_ops(std::vector<OpSchema>& defs);
 void add_constant_ops(std::vector<OpSchema>& defs);
 void add_nn_ops(std::vector<OpSchema>& defs);
 void add_logic_ops(std::vector<OpSchema>& defs);
+void add_index_ops(std::vector<OpSchema>& defs);
 
 // ---- inputs ----
 
@@ -97,6 +98,16 @@ AxisSplit split_at(const Shape& s, int64_t axis);
 
 // The dtype shared by inputs i and j (Undefined counts as compatible); InputError otherwise.
 DType common_dtype(const KernelArgs& a, size_t i, size_t j);
+
+// An index element as a function of at most one integer input (solver::IntegerFunction), each
+// of its values checked against `dim` and mapped into [0, dim) (negative ones count from the
+// end). `what` names the indices in messages ("indices (input #1)"), `axis` the axis indexed.
+// InputError for a value out of range or not an integer, naming the input value that gives it;
+// Unsupported for an element that is neither a constant nor such a function.
+solver::IntegerFunction index_function(Context& ctx, Value v, int64_t dim, int64_t axis,
+                                       const std::string& what);
+// The 0/1 value [f = j] of an index function f, built from its input's indicators.
+Value index_equals(Context& ctx, const solver::IntegerFunction& f, int64_t j);
 
 // r rounded toward zero, as integer division and float-to-int casts do.
 Rational truncate(const Rational& r);

@@ -42,6 +42,11 @@ enum class DimRule {
   Range,
   Trilu,
   Gather,
+  GatherElements,
+  GatherND,
+  ScatterElements,
+  ScatterND,
+  OneHot,
   LayerNorm,
   Shape,
   Size,
@@ -64,6 +69,7 @@ enum class Algebra {
   Contraction,  // MatMul, Gemm, Einsum
   Moves,        // moves, repeats or zeroes elements, or reads only the shape
   Gather,
+  Scatter,      // data with elements replaced or combined at indexed positions (ScatterND)
   Norm,         // LayerNormalization
   Source,       // values made from attributes and shapes (Constant, ConstantOfShape, Range)
 };
@@ -83,7 +89,7 @@ enum class Linearity {
 };
 
 // The element type of output #0.
-enum class ResultType { Input0, Input1, Bool, Int64, CastTo, ValueAttr };
+enum class ResultType { Input0, Input1, Input2, Bool, Int64, CastTo, ValueAttr };
 
 // Registered in this order with designated initializers, so each registration reads as a row.
 struct Traits {

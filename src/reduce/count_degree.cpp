@@ -26,6 +26,12 @@ constexpr int kUnbounded = 1 << 20;
 
 int add(int a, int b) { return std::min(kUnbounded, a + b); }
 
+// A scatter that multiplies (or takes the max or min of) what lands on one element.
+bool reduction_multiplies(const ir::Node& n) {
+  const ir::Attribute* r = n.attribute("reduction");
+  return r && r->s != "none" && r->s != "add";
+}
+
 struct Degrees {
   std::vector<int> d;  // per count
   std::vector<std::string> why;  // per count: where it first passed 1
@@ -99,6 +105,13 @@ class Walker {
         d = max_in(k);
       } else if (alg == Algebra::Gather) {
         d = deg(1, k) > 0 ? kUnbounded : deg(0, k);
+      } else if (alg == Algebra::Scatter) {
+        // Each element is the data's plus updates that may land on it, from anywhere in the
+        // updates: a sum along every axis of the updates, as a contraction's.
+        std::vector<int64_t> every(dims.size() > 2 && dims[2] ? dims[2]->dims.size() : 0);
+        for (size_t a = 0; a < every.size(); ++a) every[a] = int64_t(a);
+        d = deg(1, k) > 0 ? kUnbounded : std::max(deg(0, k), add(deg(2, k), axis_occ(2, every, k)));
+        if (reduction_multiplies(n)) d = deg(2, k) > 0 || axis_occ(2, every, k) > 0 ? kUnbounded : deg(0, k);
       } else if (alg == Algebra::Select) {
         d = deg(0, k) > 0 ? kUnbounded : std::max(deg(1, k), deg(2, k));
       } else if (alg == Algebra::Product) {

@@ -463,6 +463,86 @@ std::vector<DimValue> gather(RuleArgs& r) {
   return one(r, out);
 }
 
+// Ties axis d of two values that are read at the same positions (an index tensor and its data
+// off the indexed axis); of different extents the smaller reads a prefix, and both keep full
+// size.
+void same_positions(RuleArgs& r, const Axis& a, const Axis& b, const std::string& why) {
+  if (r.inf.dims.full(a) == r.inf.dims.full(b)) {
+    r.inf.dims.unify(a, b, why);
+  } else {
+    r.inf.dims.fix(a, why);
+    r.inf.dims.fix(b, why);
+  }
+}
+
+std::vector<DimValue> gather_elements(RuleArgs& r) {
+  const DimValue& x = r.need(0);
+  const DimValue& ind = r.need(1);
+  const size_t axis = size_t(norm(attr_or(r.node, "axis", 0), x.dims.size()));
+  r.inf.dims.fix(x.dims[axis], r.here + " picks elements along it");
+  for (size_t d = 0; d < x.dims.size() && d < ind.dims.size(); ++d)
+    if (d != axis) same_positions(r, x.dims[d], ind.dims[d], r.here + " reads data where its indices are");
+  return one(r, ind.dims);
+}
+
+std::vector<DimValue> gather_nd(RuleArgs& r) {
+  const DimValue& x = r.need(0);
+  const DimValue& ind = r.need(1);
+  const size_t b = size_t(attr_or(r.node, "batch_dims", 0));
+  const size_t k = size_t(r.inf.dims.full(ind.dims.back()));  // indices have rank >= 1
+  for (size_t d = 0; d < b; ++d) r.inf.dims.unify(x.dims[d], ind.dims[d], r.here + " batch dimension");
+  for (size_t d = b; d < b + k; ++d) r.inf.dims.fix(x.dims[d], r.here + " picks elements along it");
+  r.inf.dims.fix(ind.dims.back(), r.here + " reads index tuples along it");
+  DimShape out(ind.dims.begin(), ind.dims.end() - 1);
+  out.insert(out.end(), x.dims.begin() + int64_t(b + k), x.dims.end());
+  return one(r, out);
+}
+
+// Scatters: updates that land on one element are combined (added, for the embedding gradient
+// that sums the rows of every token with one id), so the axes along which updates are
+// enumerated count them: they keep full size.
+std::vector<DimValue> scatter_elements(RuleArgs& r) {
+  const DimValue& x = r.need(0);
+  const DimValue& ind = r.need(1);
+  const DimValue& upd = r.need(2);
+  const size_t axis = size_t(norm(attr_or(r.node, "axis", 0), x.dims.size()));
+  r.inf.dims.fix(x.dims[axis], r.here + " writes elements along it at indexed positions");
+  const std::string why = r.here + " combines the updates that land on one element";
+  for (size_t d = 0; d < ind.dims.size() && d < upd.dims.size(); ++d) {
+    r.inf.dims.unify(ind.dims[d], upd.dims[d], r.here + " pairs indices with updates");
+    if (d == axis) r.inf.dims.fix(ind.dims[d], why);
+    else if (d < x.dims.size()) same_positions(r, x.dims[d], ind.dims[d], r.here + " writes data where its updates are");
+  }
+  return one(r, x.dims);
+}
+
+std::vector<DimValue> scatter_nd(RuleArgs& r) {
+  const DimValue& x = r.need(0);
+  const DimValue& ind = r.need(1);
+  const DimValue& upd = r.need(2);
+  const size_t k = size_t(r.inf.dims.full(ind.dims.back()));
+  for (size_t d = 0; d < k && d < x.dims.size(); ++d)
+    r.inf.dims.fix(x.dims[d], r.here + " writes elements along it at indexed positions");
+  const std::string why = r.here + " combines the updates that land on one element";
+  const size_t lead = ind.dims.size() - 1;
+  for (size_t d = 0; d < ind.dims.size(); ++d) r.inf.dims.fix(ind.dims[d], why);
+  for (size_t d = 0; d < lead && d < upd.dims.size(); ++d)
+    r.inf.dims.unify(ind.dims[d], upd.dims[d], r.here + " pairs index tuples with updates");
+  for (size_t d = k; d < x.dims.size() && lead + d - k < upd.dims.size(); ++d)
+    r.inf.dims.unify(x.dims[d], upd.dims[lead + d - k], r.here + " writes update slices whole");
+  return one(r, x.dims);
+}
+
+std::vector<DimValue> one_hot(RuleArgs& r) {
+  const DimValue& ind = r.need(0);
+  const int64_t depth = r.ints(1, "depth")[0];
+  const size_t axis = size_t(norm(attr_or(r.node, "axis", -1), ind.dims.size() + 1));
+  DimShape out = ind.dims;
+  out.insert(out.begin() + int64_t(axis), r.inf.dims.fresh(depth, r.here));
+  r.inf.dims.fix(out[axis], r.here + " compares its indices with positions along it");
+  return one(r, out);
+}
+
 std::vector<DimValue> layer_norm(RuleArgs& r) {
   const DimValue& x = r.need(0);
   const size_t axis = size_t(norm(attr_or(r.node, "axis", -1), x.dims.size()));
@@ -524,6 +604,11 @@ std::vector<DimValue> apply_rule(RuleArgs& r) {
     case DimRule::Range: return range(r);
     case DimRule::Trilu: return trilu(r);
     case DimRule::Gather: return gather(r);
+    case DimRule::GatherElements: return gather_elements(r);
+    case DimRule::GatherND: return gather_nd(r);
+    case DimRule::ScatterElements: return scatter_elements(r);
+    case DimRule::ScatterND: return scatter_nd(r);
+    case DimRule::OneHot: return one_hot(r);
     case DimRule::LayerNorm: return layer_norm(r);
     case DimRule::Shape:
     case DimRule::Size:

@@ -75,7 +75,7 @@ Operand operand(Inference& inf, const DimValue& v, const VarSet& out_vars) {
 }
 
 enum class Kind { Additive, Product, Quotient, Power, Function, Select, Reduction, Contraction,
-                  Moves, Gather, Norm, Source };
+                  Moves, Gather, Scatter, Norm, Source };
 
 Kind kind_of(const ops::OpSchema& s) {
   using ops::Algebra;
@@ -94,6 +94,7 @@ Kind kind_of(const ops::OpSchema& s) {
     case Algebra::Contraction: return Kind::Contraction;
     case Algebra::Moves: return Kind::Moves;
     case Algebra::Gather: return Kind::Gather;
+    case Algebra::Scatter: return Kind::Scatter;
     case Algebra::Norm: return Kind::Norm;
     // Constant and ConstantOfShape values come from their rule (const_dims) or are uniform;
     // Range's values hold their start in every position and sum to a count.
@@ -315,6 +316,13 @@ void follow_uniform_parts(Inference& inf, ProgramDims& prog, size_t idx,
         } else {
           parts = out_vars;
         }
+        break;
+      case Kind::Scatter:
+        // Which element an update lands on depends on the indices' values: every direction
+        // of the output is taken to hold a uniform part (an over-approximation, so a later
+        // sum along any of them keeps it whole).
+        uniform = out_vars;
+        parts = out_vars;
         break;
       case Kind::Source:
         if (schema.has_rule(ops::DimRule::Constant)) uniform = leaves_of(inf, o.uniform);

@@ -198,7 +198,62 @@ def run_op(node, ins):
         return [_reduce(np.max, x, a.get("axes"), a.get("keepdims", 1))]
     if op == "ReduceSumSquare":
         return [_reduce(np.sum, x * x, a.get("axes"), a.get("keepdims", 1))]
+    if op in ("GatherElements", "ScatterElements", "Scatter", "ScatterND", "GatherND", "OneHot"):
+        return [_index_op(op, a, ins)]
     raise InputError("node %s: unsupported op %s" % (node.name, op))
+
+
+def _index_op(op, a, ins):
+    """The index ops, written as numpy's own indexing (an independent reading of the ONNX
+    specs: np.take_along_axis, np.add.at, fancy indexing)."""
+    x = ins[0]
+    if op == "OneHot":
+        depth = int(np.asarray(ins[1]).reshape(-1)[0])
+        ind = np.asarray(ins[0]).astype(np.int64)
+        ind = np.where(ind < 0, ind + depth, ind)
+        hot = (ind[..., None] == np.arange(depth)).astype(np.float64)
+        y = ins[2][0] + hot * (ins[2][1] - ins[2][0])
+        return np.moveaxis(y, -1, a.get("axis", -1) % (ind.ndim + 1))
+    ind = np.asarray(ins[1]).astype(np.int64)
+    if op == "GatherElements":
+        ax = a.get("axis", 0) % x.ndim
+        return np.take_along_axis(x, np.where(ind < 0, ind + x.shape[ax], ind), axis=ax)
+    if op == "GatherND":
+        b = a.get("batch_dims", 0)
+        k = ind.shape[-1]
+        lead = ind.shape[:-1]
+        out = np.empty(lead + x.shape[b + k:], dtype=x.dtype)
+        for i in np.ndindex(*lead):
+            out[i] = x[i[:b] + tuple(ind[i])]
+        return out
+    y = np.array(x, dtype=x.dtype, copy=True)
+    red = a.get("reduction", b"none")
+    red = red.decode() if isinstance(red, bytes) else red
+    upd = ins[2]
+    if op == "ScatterND":
+        k = ind.shape[-1]
+        places = [tuple(ind[i]) for i in np.ndindex(*ind.shape[:-1])]
+        values = [upd[i] for i in np.ndindex(*ind.shape[:-1])]
+    else:
+        ax = a.get("axis", 0) % x.ndim
+        places, values = [], []
+        for i in np.ndindex(*ind.shape):
+            t = list(i)
+            t[ax] = ind[i] + (x.shape[ax] if ind[i] < 0 else 0)
+            places.append(tuple(t))
+            values.append(upd[i])
+    for p, v in zip(places, values):
+        if red == "add":
+            y[p] = y[p] + v
+        elif red == "mul":
+            y[p] = y[p] * v
+        elif red == "max":
+            y[p] = np.maximum(y[p], v)
+        elif red == "min":
+            y[p] = np.minimum(y[p], v)
+        else:
+            y[p] = v
+    return y
 
 
 def _tensor(t):
@@ -404,23 +459,43 @@ INT_TYPES = {onnx.TensorProto.INT64, onnx.TensorProto.INT32}
 
 def integer_input_ranges(spec):
     """The range of each integer and bool graph input (plan-format section 1): bool {0, 1}; an
-    integer input that indexes a Gather, directly or through ops that only move it, [0, rows)."""
+    integer input that indexes a Gather, GatherElements, ScatterElements or ScatterND (the rows
+    of its data) or a OneHot (its depth), directly or through ops that only move it, [0, n)."""
     kinds = {i.name: i.type.tensor_type.elem_type for i in spec.graph.input}
     shapes = {i.name: [d.dim_value for d in i.type.tensor_type.shape.dim] for i in spec.graph.input}
     for t in spec.graph.initializer:
         shapes[t.name] = list(t.dims)
     out = {n: (0, 2) for n, k in kinds.items() if k == onnx.TensorProto.BOOL}
     origin = {n: n for n, k in kinds.items() if k in INT_TYPES}
+    consts, shape_of = {}, {}  # scalar Constants; Shape outputs of static shapes
     for n in spec.graph.node:
         if n.op_type in MOVERS and n.input and n.input[0] in origin:
             origin[n.output[0]] = origin[n.input[0]]
-        elif n.op_type == "Gather" and len(n.input) > 1 and n.input[1] in origin:
+        elif n.op_type in ("Gather", "GatherElements", "ScatterElements") and len(n.input) > 1 \
+                and n.input[1] in origin:
             axis = next((a.i for a in n.attribute if a.name == "axis"), 0)
             data = shapes.get(n.input[0])
             if data:
                 size = data[axis]
                 name = origin[n.input[1]]
                 out[name] = (0, min(size, out.get(name, (0, size))[1]))
+        elif n.op_type == "OneHot" and n.input and n.input[0] in origin and n.input[1] in consts:
+            size = int(consts[n.input[1]])
+            name = origin[n.input[0]]
+            out[name] = (0, min(size, out.get(name, (0, size))[1]))
+        if n.op_type == "Constant":
+            v = next((a.t for a in n.attribute if a.name == "value"), None)
+            if v is not None and np.prod(v.dims or [1]) == 1:
+                consts[n.output[0]] = float(onnx.numpy_helper.to_array(v).reshape(-1)[0])
+        if n.op_type == "ConstantOfShape" and n.input and n.input[0] in shape_of:
+            shapes[n.output[0]] = shape_of[n.input[0]]
+        if n.op_type == "Shape" and n.input and n.input[0] in shapes:
+            shape_of[n.output[0]] = shapes[n.input[0]]
+        if n.op_type == "ScatterND" and len(n.input) > 1 and n.input[1] in origin:
+            data = shapes.get(n.input[0])
+            if data:
+                name = origin[n.input[1]]
+                out[name] = (0, min(data[0], out.get(name, (0, data[0]))[1]))
     return out
 
 
