@@ -15,7 +15,9 @@ import operator
 
 import numpy as np
 
-from ._onnx_graph import COMM_DOMAIN
+from onnx import numpy_helper
+
+from ._onnx_graph import COMM_DOMAIN, onnx_dtype
 
 CONVERTERS = {}
 
@@ -592,6 +594,102 @@ def _softmax(c, n, x, dim, half_to_float=False):
 @converts("_log_softmax", "log_softmax")
 def _log_softmax(c, n, x, dim, half_to_float=False):
     return c.g.node("LogSoftmax", [x], c.name(n), axis=_axis(dim, len(c.shape(n))))
+
+
+# ---- lookups by token ids and the loss on class indices -------------------------------------
+# Token ids and labels are int64 inputs the prover reads by their indicators (docs/design.md
+# section 4): each is written as an index into the table it reads, with nothing between the
+# input and its use but reshapes, so the prover finds its range (plan-format section 1).
+
+
+@converts("embedding")
+def _embedding(c, n, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    return c.g.node("Gather", [weight, indices], c.name(n))
+
+
+@converts("embedding_dense_backward")
+def _embedding_dense_backward(c, n, grad, indices, num_weights, padding_idx, scale_grad_by_freq):
+    """Every token's gradient row added into the row of its id (ScatterND, reduction add); the
+    padding row gets none."""
+    if scale_grad_by_freq:
+        raise UnsupportedOp("embedding backward with scale_grad_by_freq")
+    g, name, dt = c.g, c.name(n), c.dtype(n)
+    ids = g.node("Unsqueeze", [indices, g.ints([-1])], name + "/ids")
+    if padding_idx >= 0:
+        pad = g.node("Equal", [ids, g.const(padding_idx, np.int64)], name + "/is_padding")
+        grad = g.node("Where", [pad, g.const(0, dt), grad], name + "/unpadded")
+    zeros = g.node("ConstantOfShape", [g.ints(c.shape(n))], name + "/zeros",
+                   value=numpy_helper.from_array(np.zeros(1, dt)))
+    return g.node("ScatterND", [zeros, ids, grad], name, reduction="add")
+
+
+def _nll_rows(c, n, logp, target, shape):
+    """(log-probabilities [N, C], targets [N], rows N) of log-probabilities of `shape`: a 1-D
+    input is one row."""
+    if len(shape) > 2:
+        raise UnsupportedOp("nll_loss over more than two dimensions (nll_loss2d)")
+    if len(shape) == 2:
+        return logp, target, shape[0]
+    g, name = c.g, c.name(n)
+    return (g.node("Unsqueeze", [logp, g.ints([0])], name + "/row"),
+            g.node("Unsqueeze", [target, g.ints([0])], name + "/target_row"), 1)
+
+
+def _kept(c, n, target, ignore_index, dt):
+    """1 where the target is not ignore_index, as floats. Written for every ignore_index: a
+    label the prover takes in [0, C) never equals the default -100, and then this is 1."""
+    g, name = c.g, c.name(n)
+    hit = g.node("Equal", [target, g.const(ignore_index, np.int64)], name + "/ignored")
+    return g.node("Cast", [g.node("Not", [hit], name + "/kept_bool")], name + "/kept",
+                  to=onnx_dtype(dt))
+
+
+@converts("nll_loss_forward")
+def _nll_loss_forward(c, n, logp, target, weight, reduction, ignore_index):
+    """(loss, total weight) as torch returns them: -logp[i, target_i] over the rows not
+    ignored, none/mean/sum (reduction 0/1/2)."""
+    if weight is not None:
+        raise UnsupportedOp("nll_loss with class weights")
+    g, name = c.g, c.name(n)
+    dt = c.dtype(n.args[0])
+    lp, t, _ = _nll_rows(c, n, logp, target, c.shape(n.args[0]))
+    picked = g.node("GatherElements", [lp, g.node("Unsqueeze", [t, g.ints([1])], name + "/label")],
+                    name + "/picked", axis=1)
+    kept = _kept(c, n, t, ignore_index, dt)
+    losses = g.node("Mul", [g.node("Neg", [g.node("Squeeze", [picked, g.ints([1])], name + "/pick")],
+                                   name + "/neg"), kept], name + "/losses")
+    total = g.node("ReduceSum", [kept], name + "/total_weight", keepdims=0)
+    if reduction == 0:
+        out = losses if len(c.shape(n.args[0])) == 2 else g.node(
+            "Squeeze", [losses, g.ints([0])], name + "/scalar")
+    else:
+        out = g.node("ReduceSum", [losses], name + "/sum", keepdims=0)
+        if reduction == 1:
+            out = g.node("Div", [out, total], name + "/mean")
+    return [out, total]
+
+
+@converts("nll_loss_backward")
+def _nll_loss_backward(c, n, grad_out, logp, target, weight, reduction, ignore_index, total_weight):
+    """-OneHot(target) on the rows not ignored, times the incoming gradient (divided by the
+    total weight for a mean)."""
+    if weight is not None:
+        raise UnsupportedOp("nll_loss with class weights")
+    g, name = c.g, c.name(n)
+    dt = c.dtype(n)
+    shape = c.shape(n.args[1])
+    _, t, _ = _nll_rows(c, n, logp, target, shape)
+    hot = g.node("OneHot", [t, g.const(shape[-1], np.int64), g.const([0, 1], dt)], name + "/one_hot",
+                 axis=-1)
+    kept = g.node("Unsqueeze", [_kept(c, n, t, ignore_index, dt), g.ints([1])], name + "/kept_col")
+    scale = grad_out
+    if reduction == 0 and len(shape) == 2:
+        scale = g.node("Unsqueeze", [grad_out, g.ints([1])], name + "/grad_col")
+    elif reduction == 1:
+        scale = g.node("Div", [grad_out, total_weight], name + "/per_row")
+    grad = g.node("Mul", [g.node("Neg", [hot], name + "/neg"), g.node("Mul", [kept, scale],
+                                                                      name + "/scale")], name + "/rows")
+    return grad if len(shape) == 2 else g.node("Squeeze", [grad, g.ints([0])], name)
 
 
 @converts("native_layer_norm")
