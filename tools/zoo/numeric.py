@@ -178,8 +178,8 @@ def run_op(node, ins):
     if op == "ConstantOfShape":
         v = _tensor(a["value"]) if "value" in a else np.zeros(1)
         return [np.full([int(s) for s in x], v.reshape(-1)[0], dtype=v.dtype)]
-    if op == "Shape":
-        return [np.array(x.shape, np.int64)]
+    if op == "Shape":  # start and end (opset 15) clamp like a slice of the dims
+        return [np.array(x.shape[slice(a.get("start", 0), a.get("end"))], np.int64)]
     if op == "Range":
         return [np.arange(ins[0], ins[1], ins[2]).astype(ins[0].dtype)]
     if op == "Trilu":
@@ -467,7 +467,10 @@ def integer_input_ranges(spec):
         shapes[t.name] = list(t.dims)
     out = {n: (0, 2) for n, k in kinds.items() if k == onnx.TensorProto.BOOL}
     origin = {n: n for n, k in kinds.items() if k in INT_TYPES}
-    consts, shape_of = {}, {}  # scalar Constants; Shape outputs of static shapes
+    consts, shape_of = {}, {}  # one-element constants; Shape outputs of static shapes
+    for t in spec.graph.initializer:
+        if int(np.prod(t.dims or [1])) == 1:
+            consts[t.name] = float(numpy_helper.to_array(t).reshape(-1)[0])
     for n in spec.graph.node:
         if n.op_type in MOVERS and n.input and n.input[0] in origin:
             origin[n.output[0]] = origin[n.input[0]]
@@ -486,7 +489,7 @@ def integer_input_ranges(spec):
         if n.op_type == "Constant":
             v = next((a.t for a in n.attribute if a.name == "value"), None)
             if v is not None and np.prod(v.dims or [1]) == 1:
-                consts[n.output[0]] = float(onnx.numpy_helper.to_array(v).reshape(-1)[0])
+                consts[n.output[0]] = float(numpy_helper.to_array(v).reshape(-1)[0])
         if n.op_type == "ConstantOfShape" and n.input and n.input[0] in shape_of:
             shapes[n.output[0]] = shape_of[n.input[0]]
         if n.op_type == "Shape" and n.input and n.input[0] in shapes:
