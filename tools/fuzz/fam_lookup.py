@@ -44,7 +44,7 @@ def generate(seed):
                v=r.choice([2, 3, 4]), h=r.choice([1, 2, 3]), o=r.choice([1, 2]),
                tail=r.choice(["none", "sum", "scale"]), mask=r.choice(["or", "and_not"]),
                zero=r.choice(["where", "mul"]), bug=r.choice(BUGS[plan]), bad_rank=r.randrange(n))
-    if r.random() < 0.4:  # drawn after the rest, so earlier seeds' cases stay as they were
+    if r.random() < 0.4:  # a training step on labels instead of a tail
         rec.update(loss="ce", o=r.choice([2, 3]), tail="none", bug=r.choice(CE_BUGS[plan]),
                    pick=r.choice(["gather_elements", "one_hot"]),
                    hot=r.choice(["one_hot", "scatter"]), scatter=r.choice(["nd", "elements"]))
