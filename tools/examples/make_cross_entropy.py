@@ -26,9 +26,9 @@ Seeded bugs:
 import os
 import sys
 
-from onnx import TensorProto, helper, save
+from onnx import TensorProto, helper
 
-from make_soundness import model, vi  # the same ONNX helpers
+from make_soundness import model, vi, write  # the same ONNX helpers
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 B, S, V, H = 2, 4, 8, 4
@@ -186,21 +186,11 @@ def vocab_rank(r, start, mask_grad=True):
                  [vi("loss", []), vi("dW_local", [v, H]), vi("dU_local", [H, V])], binds, comm=True)
 
 
-def write(folder, shards):
-    os.makedirs(folder, exist_ok=True)
-    save(spec(), os.path.join(folder, "spec.onnx"))
-    for name, ranks in shards.items():
-        d = os.path.join(folder, name)
-        os.makedirs(d, exist_ok=True)
-        for r, m in enumerate(ranks):
-            save(m, os.path.join(d, f"rank{r}.onnx"))
-
-
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "cross_entropy")
     v = V // 2
-    write(out, {
+    write(out, spec(), {
         "dp2": [split_rank(r, 0) for r in range(2)],
         "sp2": [split_rank(r, 1) for r in range(2)],
         "tp2_vocab": [vocab_rank(r, r * v) for r in range(2)],
