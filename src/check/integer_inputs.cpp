@@ -34,6 +34,16 @@ std::set<std::string> live_values(const ir::Graph& g) {
   return live;
 }
 
+// The value of a constant: an initializer or a Constant node's.
+const ir::ConstTensor* constant_tensor(const ir::Graph& g, const std::string& name,
+                                       const std::unordered_map<std::string, const ir::Node*>& producer) {
+  if (auto it = g.initializers.find(name); it != g.initializers.end()) return &it->second;
+  auto p = producer.find(name);
+  if (p != producer.end() && p->second->op_type == "Constant")
+    if (const ir::Attribute* v = p->second->attribute("value"); v && v->tensor) return v->tensor.get();
+  return nullptr;
+}
+
 // The static shape of a Gather's data: an input, initializer or declared value, or one an
 // Identity, Cast or Constant node makes.
 std::optional<ir::Shape> data_shape(const ir::Graph& g, const std::string& name,
@@ -54,16 +64,39 @@ std::optional<ir::Shape> data_shape(const ir::Graph& g, const std::string& name,
     return data_shape(g, n.inputs[0], producer);
   if (n.op_type == "Constant")
     if (const ir::Attribute* v = n.attribute("value"); v && v->tensor) return v->tensor->shape;
+  // Index tuples made by Unsqueeze (ids[..., None]) or by a Reshape to a constant shape.
+  if ((n.op_type == "Unsqueeze" || n.op_type == "Reshape") && !n.inputs.empty()) {
+    std::vector<int64_t> arg;
+    if (n.inputs.size() > 1) {
+      const ir::ConstTensor* c = constant_tensor(g, n.inputs[1], producer);
+      if (!c) return std::nullopt;
+      arg = c->ints;
+    } else if (const ir::Attribute* axes = n.attribute("axes")) {
+      arg = axes->ints;
+    }
+    if (n.op_type == "Reshape") {
+      if (std::any_of(arg.begin(), arg.end(), [](int64_t d) { return d <= 0; })) return std::nullopt;
+      return ir::Shape(arg.begin(), arg.end());
+    }
+    std::optional<ir::Shape> in = data_shape(g, n.inputs[0], producer);
+    if (!in) return std::nullopt;
+    const int64_t rank = int64_t(in->size() + arg.size());
+    std::vector<int64_t> axes = arg;
+    for (int64_t& a : axes) a = a < 0 ? a + rank : a;
+    std::sort(axes.begin(), axes.end());
+    for (int64_t a : axes) {
+      if (a < 0 || a > int64_t(in->size())) return std::nullopt;
+      in->insert(in->begin() + a, 1);
+    }
+    return in;
+  }
   // A scatter's zeros: ConstantOfShape of a constant shape, or of Shape(x) for a static x.
   if (n.op_type == "ConstantOfShape" && !n.inputs.empty()) {
     auto q = producer.find(n.inputs[0]);
     if (q != producer.end() && q->second->op_type == "Shape" && !q->second->inputs.empty() &&
         q->second->attributes.empty())
       return data_shape(g, q->second->inputs[0], producer);
-    const ir::ConstTensor* c = nullptr;
-    if (auto it = g.initializers.find(n.inputs[0]); it != g.initializers.end()) c = &it->second;
-    if (!c && q != producer.end() && q->second->op_type == "Constant")
-      if (const ir::Attribute* v = q->second->attribute("value"); v && v->tensor) c = v->tensor.get();
+    const ir::ConstTensor* c = constant_tensor(g, n.inputs[0], producer);
     if (c && !c->ints.empty()) return ir::Shape(c->ints.begin(), c->ints.end());
   }
   return std::nullopt;
@@ -72,11 +105,7 @@ std::optional<ir::Shape> data_shape(const ir::Graph& g, const std::string& name,
 // The single integer of a constant (an initializer or a Constant node), as OneHot's depth.
 std::optional<int64_t> constant_int(const ir::Graph& g, const std::string& name,
                                     const std::unordered_map<std::string, const ir::Node*>& producer) {
-  const ir::ConstTensor* c = nullptr;
-  if (auto it = g.initializers.find(name); it != g.initializers.end()) c = &it->second;
-  auto p = producer.find(name);
-  if (!c && p != producer.end() && p->second->op_type == "Constant")
-    if (const ir::Attribute* v = p->second->attribute("value"); v && v->tensor) c = v->tensor.get();
+  const ir::ConstTensor* c = constant_tensor(g, name, producer);
   if (!c) return std::nullopt;
   if (c->ints.size() == 1) return c->ints[0];
   if (c->reals.size() == 1 && c->reals[0] >= 1 && c->reals[0] < 1e15) return int64_t(c->reals[0]);

@@ -268,7 +268,7 @@ void add_constant_ops(std::vector<OpSchema>& defs) {
   add_op(defs, "Gather", {1, 11, 13}, gather_kernel,
          {.rule = DimRule::Gather, .algebra = Gather, .linearity = Linearity::Joint,
           .movement = Movement::Selects, .data_inputs = 0b1, .linear_inputs = 0b1,
-          .shape_arith = true});
+          .index_inputs = 0b10, .shape_arith = true});
   add_op(defs, "Shape", {1, 13, 15}, shape_kernel,
          {.rule = DimRule::Shape, .algebra = Moves, .result = ResultType::Int64, .shape_arith = true});
   add_op(defs, "Size", {1, 13}, size_kernel,

@@ -279,25 +279,28 @@ void add_index_ops(std::vector<OpSchema>& defs) {
   using enum Algebra;
   add_op(defs, "GatherElements", {11, 13}, gather_elements_kernel,
          {.rule = DimRule::GatherElements, .algebra = Gather, .linearity = Linearity::Joint,
-          .movement = Movement::Selects, .data_inputs = 0b1, .linear_inputs = 0b1});
+          .movement = Movement::Selects, .data_inputs = 0b1, .linear_inputs = 0b1,
+          .index_inputs = 0b10});
   add_op(defs, "GatherND", {11, 12, 13}, gather_nd_kernel,
          {.rule = DimRule::GatherND, .algebra = Gather, .linearity = Linearity::Joint,
-          .movement = Movement::Selects, .data_inputs = 0b1, .linear_inputs = 0b1});
+          .movement = Movement::Selects, .data_inputs = 0b1, .linear_inputs = 0b1,
+          .index_inputs = 0b10});
   // Linear in data and updates together only with reduction none or add; the schema cannot
   // say that per node, so no linearity is claimed.
   add_op(defs, "ScatterElements", {11, 13, 16, 18}, scatter_elements_kernel,
          {.rule = DimRule::ScatterElements, .algebra = Scatter, .data_inputs = 0b101,
-          .same_types = 0b101});
+          .same_types = 0b101, .index_inputs = 0b10});
   // Scatter-9 is ScatterElements under its first name (deprecated by opset 11).
   add_op(defs, "Scatter", {9}, scatter_elements_kernel,
          {.rule = DimRule::ScatterElements, .algebra = Scatter, .data_inputs = 0b101,
-          .same_types = 0b101});
+          .same_types = 0b101, .index_inputs = 0b10});
   add_op(defs, "ScatterND", {11, 13, 16, 18}, scatter_nd_kernel,
          {.rule = DimRule::ScatterND, .algebra = Scatter, .data_inputs = 0b101,
-          .same_types = 0b101});
+          .same_types = 0b101, .index_inputs = 0b10});
   add_op(defs, "OneHot", {9, 11}, one_hot_kernel,
          {.rule = DimRule::OneHot, .algebra = Function, .shape_inputs = 0b10,
-          .data_inputs = 0b101, .result = ResultType::Input2, .piecewise = true});
+          .data_inputs = 0b101, .index_inputs = 0b1, .result = ResultType::Input2,
+          .piecewise = true});
 }
 
 }  // namespace onnx_tv::ops::detail

@@ -101,6 +101,9 @@ struct Traits {
   uint32_t data_inputs = ~0u;  // bit k: input k is data (what Broadcast broadcasts)
   uint32_t linear_inputs = ~0u;  // bit k: input k is one the op is linear in
   uint32_t same_types = 0;     // bits of the inputs that must share one element type
+  // bit k: input k holds indices, read as positions along an axis of another input (Gather's
+  // indices, OneHot's): their values are compared with that axis's positions.
+  uint32_t index_inputs = 0;
   ResultType result = ResultType::Input0;
   bool shape_arith = false;    // exact and cheap on small integer tensors (torch's shape code)
   // Its value changes form at thresholds of its operands (comparisons, Max, Relu): no affine
@@ -130,6 +133,7 @@ struct OpSchema {
   bool is_shape_input(size_t k) const { return k < 32 && (traits.shape_inputs >> k) & 1u; }
   bool is_data_input(size_t k) const { return k >= 32 || (traits.data_inputs >> k) & 1u; }
   bool is_linear_input(size_t k) const { return k < 32 && (traits.linear_inputs >> k) & 1u; }
+  bool is_index_input(size_t k) const { return k < 32 && (traits.index_inputs >> k) & 1u; }
   bool has_rule(DimRule r) const { return traits.rule == r; }
   // Adds its operands with signs (Add, Sub, Sum).
   bool adds() const { return traits.algebra == Algebra::Sum || traits.algebra == Algebra::Difference; }

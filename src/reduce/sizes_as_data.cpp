@@ -10,7 +10,8 @@
 //   taken modulo anything that is not a position of the same kind (a literal 8190, a size) are
 //   read against the real size: `Where(pos < 8190, pos, 8190)` never clamps a reduced Range.
 //   Positions compared with positions (a causal mask from two Ranges) stay reducible. The
-//   Range's dimension keeps its full size otherwise.
+//   Range's dimension keeps its full size otherwise, and also where positions index a table
+//   (Gather, GatherElements, the scatters, OneHot): the indexed axis keeps its full size.
 #include <algorithm>
 #include <set>
 
@@ -117,6 +118,13 @@ void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
       inf.dims.fix(positions, where(prog, idx) + " reads positions along it against a fixed "
                                                    "value (" + n.op_type + ")");
   }
+  // Positions used as indices are read against the indexed axis, which keeps its full size:
+  // a rank's Range(0, 80) + 80 must read rows 80.. of the whole table, and would read them at
+  // the reduced size too while the spec's reduced rows moved.
+  for (size_t k = 0; k < in.size(); ++k)
+    if (in[k] && schema.is_index_input(k) && !in[k]->positions.empty())
+      inf.dims.fix(in[k]->positions, where(prog, idx) + " reads positions along it as indices (" +
+                                         n.op_type + ")");
   if (schema.traits.algebra == ops::Algebra::Quotient && !positions.empty() && !outs.empty() && ir::is_integer(outs[0].dtype))
     inf.dims.fix(positions, where(prog, idx) + " divides positions along it in integers");
 

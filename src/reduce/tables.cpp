@@ -211,6 +211,18 @@ std::vector<ConstSite> classify_constants(Inference& inf, const ir::Graph& spec,
         sites.push_back(s);
         continue;
       }
+      // An integer table (positions, an index table) is read by its values: as a symbolic
+      // table it would range over what its uses allow (a Gather's [0, n)), not over what it
+      // holds (-1 for the last row is a valid index). It keeps its dimensions whole.
+      if (!ir::is_float(f.tensor->dtype)) {
+        for (const Axis& a : *f.dims)
+          inf.dims.fix(a, "integer constant '" + f.name + "'" +
+                              (f.rank >= 0 ? " of rank " + std::to_string(f.rank) : "") +
+                              " varies along it (its values are read as they are)");
+        sites.push_back(s);
+        changed = true;
+        continue;
+      }
       if (fix_repeated_slices(inf, *f.tensor, *f.dims,
                               "constant '" + f.name + "'" +
                                   (f.rank >= 0 ? " of rank " + std::to_string(f.rank) : "")))

@@ -107,5 +107,15 @@ INSTANTIATE_TEST_SUITE_P(RepeatedTables, Soundness,
                                          Case{"periodic_table", "shards_shifted", 1}),
                          name);
 
+// Values read as positions by an index op: positions from a Range, and a constant index table
+// with a negative entry (reduce/sizes_as_data.cpp, reduce/tables.cpp).
+INSTANTIATE_TEST_SUITE_P(IndexPositions, Soundness,
+                         testing::Values(Case{"index_positions", "shards", 0},
+                                         Case{"index_positions", "shards_literal", 0},
+                                         Case{"index_positions", "shards_literal_2", 1},
+                                         Case{"index_table", "shards", 0},
+                                         Case{"index_table", "shards_clamped", 1}),
+                         name);
+
 }  // namespace
 }  // namespace onnx_tv::e2e

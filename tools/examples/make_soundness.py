@@ -53,7 +53,17 @@ the count).
 causal_mask: the spec masks q @ k^T with Trilu (lower) over 8 queries and 8 keys, q and k
 separate inputs; two ranks hold four query rows each and all of k. Rank 1 masks with offset 4
 (correct, shards) or not at all (shards_unmasked: wrong, row 4 keeps keys 0..4 only). Trilu
-compares row and column positions, so the two axes shrink as one (or keep full size)."""
+compares row and column positions, so the two axes shrink as one (or keep full size).
+index_positions: the spec reads the diagonal of x[160, 160], y[t] = x[t, t], by GatherElements
+at positions Range(0, 160); two ranks hold 80 rows each. Rank 1 makes its positions as
+Range(80, 160) (shards), or as Range(0, 80) + 80, the offset a literal (shards_literal, also
+correct), or + 2 (shards_literal_2, wrong). Positions used as indices are read against the
+indexed axis at its full size, so their Range keeps its full size too.
+index_table: the spec gathers x[160, 160] at a constant int64 table of one column index per row
+(a permutation, its 159 written -1, which ONNX reads as the last); the ranks hold 80 rows and
+their part of the table (shards) or clamp its negative entries to 0 (shards_clamped: wrong at
+the row of -1). An index table is read by its values, so it is never made a symbolic table
+(whose range would be [0, 160), leaving -1 out)."""
 import json
 import os
 import sys
@@ -450,9 +460,74 @@ def causal_mask_cases(out):
         "shards_unmasked": [rank(r, r == 0) for r in range(ranks)]})
 
 
+def int_const(name, values, shape):
+    return helper.make_node("Constant", [], [name], name="/" + name,
+                            value=helper.make_tensor(name + "_v", TensorProto.INT64, list(shape),
+                                                     [int(v) for v in values]))
+
+
+def index_positions_cases(out):
+    t, ranks = 160, 2
+    b = t // ranks
+    N = helper.make_node
+
+    def diagonal(start, end, offset=None, out_name="y"):
+        nodes = [int_const("start", [start], []), int_const("end", [end], []),
+                 int_const("step", [1], []), int_const("axis", [1], [1]),
+                 N("Range", ["start", "end", "step"], ["pos0"], name="/positions")]
+        if offset is None:
+            nodes.append(N("Identity", ["pos0"], ["pos"], name="/same"))
+        else:
+            nodes += [int_const("offset", [offset], []),
+                      N("Add", ["pos0", "offset"], ["pos"], name="/offset")]
+        return nodes + [N("Unsqueeze", ["pos", "axis"], ["pos_col"], name="/column"),
+                        N("GatherElements", ["x", "pos_col"], [out_name], name="/diagonal", axis=1)]
+
+    spec = model(diagonal(0, t), [vi("x", [t, t])], [vi("y", [t, 1])])
+
+    def rank(r, start, offset=None):
+        binds = [{"value": "x", "spec": "x", "slice": [[r * b, r * b + b], None]},
+                 {"value": "y", "spec": "y", "slice": [[r * b, r * b + b], None]}]
+        return model(diagonal(start, start + b, offset), [vi("x", [b, t])], [vi("y", [b, 1])], binds)
+
+    write(os.path.join(out, "index_positions"), spec, {
+        "shards": [rank(0, 0), rank(1, b)],
+        "shards_literal": [rank(0, 0), rank(1, 0, b)],
+        "shards_literal_2": [rank(0, 0), rank(1, 0, 2)]})
+
+
+def index_table_cases(out):
+    rows = cols = 160
+    b = rows // 2
+    N = helper.make_node
+    table = [(7 * i + 3) % cols for i in range(rows)]  # a permutation of the columns
+    table = [-1 if v == cols - 1 else v for v in table]
+
+    def pick(values, n, clamp=False):
+        nodes = [int_const("idx", values, [n, 1])]
+        if clamp:
+            nodes += [int_const("zero", [0], []), N("Less", ["idx", "zero"], ["negative"], name="/negative"),
+                      N("Where", ["negative", "zero", "idx"], ["idx_used"], name="/clamp")]
+        else:
+            nodes.append(N("Identity", ["idx"], ["idx_used"], name="/same"))
+        return nodes + [N("GatherElements", ["x", "idx_used"], ["y"], name="/pick", axis=1)]
+
+    spec = model(pick(table, rows), [vi("x", [rows, cols])], [vi("y", [rows, 1])])
+
+    def rank(r, clamp=False):
+        binds = [{"value": "x", "spec": "x", "slice": [[r * b, r * b + b], None]},
+                 {"value": "y", "spec": "y", "slice": [[r * b, r * b + b], None]}]
+        return model(pick(table[r * b:r * b + b], b, clamp), [vi("x", [b, cols])], [vi("y", [b, 1])],
+                     binds)
+
+    write(os.path.join(out, "index_table"), spec, {
+        "shards": [rank(0), rank(1)],
+        "shards_clamped": [rank(0, True), rank(1, True)]})
+
+
 CASES = [f16_cases, masked_mean_cases, count_part_cases, variance_cases, periodic_table_cases,
          cancelled_cases, reciprocal_cases, hidden_count_cases, cases_count_cases, hidden_sums_cases,
-         causal_mask_cases]
+         causal_mask_cases, index_positions_cases, index_table_cases]
 
 
 def main():
