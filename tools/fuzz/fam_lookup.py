@@ -22,6 +22,9 @@ ids expanded along the hidden axis. dp ranks add their losses (a partial sum) an
 grad_W; vocab ranks hold the whole loss and scatter only their own ids' rows.
 More bugs: labels_reversed (one rank reads class O - 1 - label), grad_unreduced (grad_W not
 all-reduced), grad_unmasked (a vocab rank scatters every token's row).
+
+Plan "positions": positions from a Range used as indices, with a rank's offset written as the
+Range's start or as a literal added to it (see positions_rank).
 """
 import json
 import os
@@ -38,7 +41,12 @@ CE_BUGS = {"dp": [None, None, "labels_reversed", "grad_unreduced"],
 
 def generate(seed):
     r = random.Random(seed * 31 + 7)
-    plan = r.choice(["dp", "vocab", "vocab"])
+    plan = r.choice(["dp", "vocab", "vocab", "positions"])
+    if plan == "positions":
+        return dict(family="lookup", seed=seed, plan=plan, n=r.choice([2, 3]), rows=r.choice([65, 80]),
+                    h=r.choice([1, 2]), op=r.choice(["gather_elements", "gather"]),
+                    offset=r.choice(["start", "literal"]),
+                    bug=r.choice([None, None, "literal_off", "no_offset"]), bad_rank=1)
     n = r.choice([2, 2, 3, 4])
     rec = dict(family="lookup", seed=seed, plan=plan, n=n, b=r.choice([1, 2]), s=r.choice([1, 2, 3]),
                v=r.choice([2, 3, 4]), h=r.choice([1, 2, 3]), o=r.choice([1, 2]),
@@ -52,6 +60,12 @@ def generate(seed):
 
 
 def candidates(rec):
+    if rec["plan"] == "positions":
+        for key, smaller in (("n", 2), ("rows", 65), ("h", 1), ("op", "gather_elements"),
+                             ("offset", "start")):
+            if rec[key] != smaller:
+                yield dict(rec, **{key: smaller})
+        return
     ce = rec.get("loss") == "ce"
     for key, smaller in (("n", 2), ("b", 1), ("s", 1), ("v", 2), ("h", 1), ("o", 2 if ce else 1),
                          ("tail", "none"), ("mask", "or"), ("zero", "where"),
@@ -67,6 +81,8 @@ def issue_class(rec):
 
 
 def cost(rec):
+    if rec["plan"] == "positions":
+        return (rec["n"], rec["rows"] * rec["h"])
     return (rec["n"], rec["b"] * rec["s"] * rec["v"] * rec["h"])
 
 
@@ -261,7 +277,64 @@ def ce_vocab_rank(rec, r, g, e, outside, local):
     return g.model({"onnx_tv.bindings": json.dumps(binds)})
 
 
+# ---- positions used as indices (plan "positions") ----
+# Each rank holds `rows` rows of x[T, T] (or of the lookup's output) and makes its positions
+# as Range(start, start + rows) or as Range(0, rows) + start, the offset a literal; more than
+# 64 rows, so they are not small tensors held exact but a Range that shape reduction meets.
+# The spec reads x's diagonal (GatherElements) or the rows of W[T, h] (Gather) at Range(0, T).
+# Bugs: literal_off (rank 1's literal is 2, an offset written for blocks of 2 rows: right only
+# on an instance reduced to 2 rows a rank), no_offset (every rank starts at 0).
+
+def positions_nodes(g, rec, start, count, literal, data):
+    if literal is None:
+        pos = g.node("Range", [g.ints(start), g.ints(start + count), g.ints(1)])
+    else:
+        pos = g.node("Add", [g.node("Range", [g.ints(0), g.ints(count), g.ints(1)]), g.ints(literal)])
+    if rec["op"] == "gather":
+        return g.node("Gather", [data, pos])
+    return g.node("GatherElements", [data, g.node("Unsqueeze", [pos, g.ints([1])])], axis=1)
+
+
+def positions_shapes(rec, count):
+    total = rec["n"] * rec["rows"]
+    data = [total, rec["h"]] if rec["op"] == "gather" else [count, total]
+    out = [count, rec["h"]] if rec["op"] == "gather" else [count, 1]
+    return data, out
+
+
+def positions_spec(rec):
+    total = rec["n"] * rec["rows"]
+    g = Builder("spec")
+    data, out = positions_shapes(rec, total)
+    g.input("x", data)
+    g.output(positions_nodes(g, rec, 0, total, None, "x"), out, "y")
+    return g.model()
+
+
+def positions_rank(rec, r):
+    b = rec["rows"]
+    total = rec["n"] * b
+    g = Builder("rank%d" % r)
+    data, out = positions_shapes(rec, b)
+    g.input("x", data)
+    start = 0 if rec["bug"] == "no_offset" else r * b
+    literal = None
+    if rec["offset"] == "literal" or rec["bug"] == "literal_off":
+        start, literal = 0, 2 * r if rec["bug"] == "literal_off" and r == rec["bad_rank"] else start
+    g.output(positions_nodes(g, rec, start, b, literal, "x"), out, "y")
+    rows = [r * b, r * b + b]
+    x_region = None if rec["op"] == "gather" else [rows, None]
+    binds = [{"value": "x", "spec": "x", "slice": x_region or [None, None]},
+             {"value": "y", "spec": "y", "slice": [rows, None]}]
+    return g.model({"onnx_tv.bindings": json.dumps(binds)})
+
+
 def write(rec, folder):
+    if rec["plan"] == "positions":
+        shards = start_case(folder, positions_spec(rec))
+        for r in range(rec["n"]):
+            save(positions_rank(rec, r), os.path.join(shards, "rank%d.onnx" % r))
+        return folder
     shards = start_case(folder, spec(rec))
     make = dp_rank if rec["plan"] == "dp" else vocab_rank
     for r in range(rec["n"]):
