@@ -44,6 +44,12 @@ void collect(const solver::Context& ctx, solver::PolyId p, std::set<std::string>
     for (const auto& [atom, exp] : ctx.term(p, i).factors) {
       if (!seen_atoms.insert(atom).second) continue;
       solver::AtomView a = ctx.atom(atom);
+      if (a.fn == solver::Fn::Ind)
+        if (const solver::Selection* s = ctx.selection(*a.name)) {  // a function of its row
+          for (const solver::Value& v : s->row)
+            if (v.is_finite()) collect(ctx, v.poly, out, seen_polys, seen_atoms);
+          continue;
+        }
       if (a.fn == solver::Fn::Symbol || a.fn == solver::Fn::Ind) {
         out.insert(*a.name);
         continue;
@@ -265,7 +271,8 @@ std::optional<int> WitnessSearch::hinted_difference(solver::Value a, solver::Val
   auto note = [&](const solver::TermView& t) {
     for (const auto& [atom, e] : t.factors) {
       const solver::AtomView av = ctx_.atom(atom);
-      if (av.fn == solver::Fn::Ind && at.size() < kHints) at.emplace(*av.name, *av.exponent);
+      if (av.fn == solver::Fn::Ind && at.size() < kHints && !ctx_.selection(*av.name))
+        at.emplace(*av.name, *av.exponent);
     }
   };
   const size_t na = ctx_.poly_term_count(a.poly), nb = ctx_.poly_term_count(b.poly);

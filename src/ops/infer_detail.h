@@ -64,6 +64,8 @@ Outputs infer_gather_nd(const ShapeArgs& a);
 Outputs infer_scatter_elements(const ShapeArgs& a);
 Outputs infer_scatter_nd(const ShapeArgs& a);
 Outputs infer_one_hot(const ShapeArgs& a);
+Outputs infer_top_k(const ShapeArgs& a);
+Outputs infer_arg_reduce(const ShapeArgs& a);
 Outputs infer_range(const ShapeArgs& a);
 Outputs infer_trilu(const ShapeArgs& a);
 Outputs infer_gather(const ShapeArgs& a);

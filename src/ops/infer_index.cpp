@@ -1,5 +1,6 @@
 // Shape functions of the index families: GatherElements, GatherND, ScatterElements, ScatterND,
-// OneHot. Their kernels (index_ops.cpp) rely on what is checked here.
+// OneHot, and of the selections TopK, ArgMax, ArgMin. Their kernels (index_ops.cpp,
+// select_ops.cpp) rely on what is checked here.
 #include "common/errors.h"
 #include "ops/infer_detail.h"
 #include "ops/kernel_util.h"
@@ -107,6 +108,40 @@ Outputs infer_one_hot(const ShapeArgs& a) {
   ir::Shape out = ind.shape;
   out.insert(out.begin() + axis, d->at(0));
   return one(out, values.dtype);
+}
+
+Outputs infer_top_k(const ShapeArgs& a) {
+  const InputInfo& x = need(a, 0);
+  if (x.shape.empty()) throw InputError("X (input #0) must have rank >= 1");
+  const int64_t axis = normalize_axis(attr_int(a.node, "axis", -1), int64_t(x.shape.size()), "axis");
+  std::optional<int64_t> k;
+  if (a.node.opset < 10) {
+    k = attr_int(a.node, "k", -1);
+  } else {
+    const InputInfo& kin = need(a, 1);
+    if (ir::element_count(kin.shape) != 1)
+      throw InputError("K (input #1) has shape " + ir::shape_string(kin.shape) + "; it must hold one number");
+    if (const std::vector<int64_t>* v = ints_of(a, 1)) k = v->at(0);
+  }
+  if (k && (*k < 1 || *k > x.shape[size_t(axis)]))
+    throw InputError("K is " + std::to_string(*k) + "; it must be in [1, " +
+                     std::to_string(x.shape[size_t(axis)]) + "], the size of axis " + std::to_string(axis));
+  if (!k) return {{std::nullopt, x.dtype}, {std::nullopt, ir::DType::Int64}};
+  ir::Shape out = x.shape;
+  out[size_t(axis)] = *k;
+  return {{out, x.dtype}, {out, ir::DType::Int64}};
+}
+
+Outputs infer_arg_reduce(const ShapeArgs& a) {
+  const InputInfo& x = need(a, 0);
+  if (x.shape.empty()) throw InputError("data (input #0) must have rank >= 1");
+  const int64_t axis = normalize_axis(attr_int(a.node, "axis", 0), int64_t(x.shape.size()), "axis");
+  if (x.shape[size_t(axis)] < 1)
+    throw InputError("axis " + std::to_string(axis) + " is empty; it has no largest element");
+  ir::Shape out = x.shape;
+  if (attr_int(a.node, "keepdims", 1)) out[size_t(axis)] = 1;
+  else out.erase(out.begin() + axis);
+  return one(out, ir::DType::Int64);
 }
 
 }  // namespace onnx_tv::ops::detail

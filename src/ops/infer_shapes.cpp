@@ -92,6 +92,8 @@ Outputs dispatch(const ShapeArgs& a) {
     case DimRule::ScatterElements: return infer_scatter_elements(a);
     case DimRule::ScatterND: return infer_scatter_nd(a);
     case DimRule::OneHot: return infer_one_hot(a);
+    case DimRule::TopK: return infer_top_k(a);
+    case DimRule::ArgReduce: return infer_arg_reduce(a);
     case DimRule::LayerNorm: return infer_layer_norm(a);
     case DimRule::Shape: return infer_shape(a);
     case DimRule::Size: return infer_size(a);

@@ -30,6 +30,7 @@ void add_constant_ops(std::vector<OpSchema>& defs);
 void add_nn_ops(std::vector<OpSchema>& defs);
 void add_logic_ops(std::vector<OpSchema>& defs);
 void add_index_ops(std::vector<OpSchema>& defs);
+void add_select_ops(std::vector<OpSchema>& defs);
 
 // ---- inputs ----
 

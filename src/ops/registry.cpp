@@ -28,6 +28,7 @@ struct Table {
     detail::add_nn_ops(defs);
     detail::add_logic_ops(defs);
     detail::add_index_ops(defs);
+    detail::add_select_ops(defs);
     for (const OpSchema& d : defs) by_name[{canonical_domain(d.domain), d.op_type}].push_back(&d);
     for (auto& [key, v] : by_name) {
       std::sort(v.begin(), v.end(), [](const OpSchema* a, const OpSchema* b) {

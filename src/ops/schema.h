@@ -47,6 +47,8 @@ enum class DimRule {
   ScatterElements,
   ScatterND,
   OneHot,
+  TopK,
+  ArgReduce,   // ArgMax, ArgMin
   LayerNorm,
   Shape,
   Size,

@@ -543,6 +543,33 @@ std::vector<DimValue> one_hot(RuleArgs& r) {
   return one(r, out);
 }
 
+// Selections compare the elements along their axis with one another: the axis keeps its full
+// size, and so do the k slots (TopK) made along it.
+std::vector<DimValue> top_k(RuleArgs& r) {
+  const DimValue& x = r.need(0);
+  const size_t axis = size_t(norm(attr_or(r.node, "axis", -1), x.dims.size()));
+  r.inf.dims.fix(x.dims[axis], r.here + " selects along it");
+  DimShape out = x.dims;
+  out[axis] = r.inf.dims.fresh(r.want.empty() || !r.want[0].shape ? 1 : (*r.want[0].shape)[axis], r.here);
+  r.inf.dims.fix(out[axis], r.here + " ranks its selected elements along it");
+  std::vector<DimValue> outs = one(r, out);
+  DimValue indices;
+  indices.dims = out;
+  indices.dtype = DType::Int64;
+  outs.push_back(std::move(indices));
+  return outs;
+}
+
+std::vector<DimValue> arg_reduce(RuleArgs& r) {
+  const DimValue& x = r.need(0);
+  const size_t axis = size_t(norm(attr_or(r.node, "axis", 0), x.dims.size()));
+  r.inf.dims.fix(x.dims[axis], r.here + " selects along it");
+  DimShape out = x.dims;
+  if (attr_or(r.node, "keepdims", 1)) out[axis] = {};
+  else out.erase(out.begin() + int64_t(axis));
+  return one(r, out);
+}
+
 std::vector<DimValue> layer_norm(RuleArgs& r) {
   const DimValue& x = r.need(0);
   const size_t axis = size_t(norm(attr_or(r.node, "axis", -1), x.dims.size()));
@@ -609,6 +636,8 @@ std::vector<DimValue> apply_rule(RuleArgs& r) {
     case DimRule::ScatterElements: return scatter_elements(r);
     case DimRule::ScatterND: return scatter_nd(r);
     case DimRule::OneHot: return one_hot(r);
+    case DimRule::TopK: return top_k(r);
+    case DimRule::ArgReduce: return arg_reduce(r);
     case DimRule::LayerNorm: return layer_norm(r);
     case DimRule::Shape:
     case DimRule::Size:

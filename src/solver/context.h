@@ -95,6 +95,25 @@ struct TermView {
   uint32_t monomial = 0;  // equal for equal monomials within one Context
 };
 
+// Slot `slot` of the top `k` of a row (TopK, ArgMax): the index of the element that has exactly
+// `slot` elements ahead of it, an element being ahead of another when its value is larger
+// (`largest`) or smaller, and among equal values when its index is lower (higher with
+// `ties_last`, ArgMax's select_last_index). Each selection is an integer input of its own over
+// [0, row size) (selections.cpp), whose indicators [s = e] are "slot `slot` holds element e".
+struct Selection {
+  std::vector<Value> row;
+  int64_t k = 1;
+  bool largest = true;
+  bool ties_last = false;
+  int64_t slot = 0;
+};
+
+// The element in a selection's slot, from comparisons of the row's elements at a point:
+// sign(a, b) is the sign of x_a - x_b, nullopt when it cannot be told (intervals that overlap).
+// nullopt when the slot's element cannot be told for certain.
+std::optional<int64_t> selected_element(
+    const Selection& s, const std::function<std::optional<int>(int64_t, int64_t)>& sign);
+
 // A value that depends on one integer input alone, as its values over the input's range:
 // values[u - lo] at input = u. A constant has an empty input and one value.
 struct IntegerFunction {
@@ -131,6 +150,13 @@ class Context {
   std::optional<std::pair<int64_t, int64_t>> integer_range(const std::string& name) const;
   std::optional<IntegerFunction> as_integer_function(Value v, int64_t max_points = 1 << 20);
   Value from_integer_function(const std::string& input, int64_t lo, std::span<const Value> values);
+  // The selection s as a value (selections.cpp): its integer input, named by the row's
+  // canonical forms, k, the order and the slot, so two TopK nodes on one canonical row share
+  // their atoms; a row of rationals gives the constant index. Infinite elements are
+  // Unsupported. selection(name) is what an integer input stands for, nullptr for an input of
+  // the programs: evaluators compute a selection's value from its row at each point.
+  Value select(const Selection& s);
+  const Selection* selection(const std::string& name) const;
 
   // Arithmetic.
   Value add(Value a, Value b);

@@ -143,6 +143,8 @@ struct Context::Impl {
   std::optional<Value> expand_indicators(const Term& t);
   // Integer inputs by name: the range [lo, hi) their indicators cover (indicators.cpp).
   std::unordered_map<std::string, std::pair<int64_t, int64_t>> integer_inputs;
+  // The integer inputs that are selections of TopK or ArgMax (selections.cpp), by name.
+  std::unordered_map<std::string, Selection> selections;
 
   const Primitive& primitive(PolyId p);
   AtomId first_inv(PolyId p) const;                // the lowest Inv atom occurring in p

@@ -48,7 +48,7 @@ std::optional<Rational> Evaluator::exact(Value v) {
         auto arg = [&](size_t k) { return exact(Value{av.args[k], 0}); };
         switch (av.fn) {
           case Fn::Symbol: x = symbol_value_(*av.name); break;
-          case Fn::Ind: x = Rational(symbol_value_(*av.name) == *av.exponent ? 1 : 0); break;
+          case Fn::Ind: x = exact_indicator(av); break;
           case Fn::Def: x = arg(0); break;
           case Fn::Inv:
             if ((x = arg(0)) && sgn(*x) != 0) x = 1 / *x;
@@ -129,6 +129,39 @@ long double Evaluator::approx(Value v) {
   return total;
 }
 
+// [n = v] at the point: the integer input's value, or for a selection (TopK) the element its
+// row puts in the slot there (nullopt where the row is not exact).
+std::optional<Rational> Evaluator::exact_indicator(const AtomView& av) {
+  const Selection* s = ctx_.selection(*av.name);
+  if (!s) return Rational(symbol_value_(*av.name) == *av.exponent ? 1 : 0);
+  std::vector<Rational> x;
+  for (const Value& v : s->row) {
+    std::optional<Rational> q = exact(v);
+    if (!q) return std::nullopt;
+    x.push_back(*q);
+  }
+  const std::optional<int64_t> e = selected_element(*s, [&](int64_t a, int64_t b) {
+    return std::optional<int>(cmp(x[size_t(a)], x[size_t(b)]));
+  });
+  ONNX_TV_ASSERT(e.has_value(), "the selection of exact values is certain");
+  return Rational(Rational((long)*e) == *av.exponent ? 1 : 0);
+}
+
+// The same in long double: it only proposes points, which intervals confirm.
+long double Evaluator::approx_indicator(const AtomView& av) {
+  const Selection* s = ctx_.selection(*av.name);
+  if (!s) return symbol_value_(*av.name) == *av.exponent ? 1 : 0;
+  std::vector<long double> x;
+  for (const Value& v : s->row) x.push_back(approx(v));
+  const std::optional<int64_t> e = selected_element(*s, [&](int64_t a, int64_t b) -> std::optional<int> {
+    const long double p = x[size_t(a)], q = x[size_t(b)];
+    if (p != p || q != q) return std::nullopt;
+    return p > q ? 1 : p < q ? -1 : 0;
+  });
+  if (!e) return kNaN;
+  return Rational((long)*e) == *av.exponent ? 1 : 0;
+}
+
 const Evaluator::AtomMemo& Evaluator::approx_atom(AtomId a) {
   if (a >= approx_atoms_.size()) approx_atoms_.resize(ctx_.atom_count());
   if (approx_atoms_[a].known) return approx_atoms_[a];
@@ -137,7 +170,7 @@ const Evaluator::AtomMemo& Evaluator::approx_atom(AtomId a) {
   long double x = kNaN;
   switch (av.fn) {
     case Fn::Symbol: x = to_long_double(symbol_value_(*av.name)); break;
-    case Fn::Ind: x = symbol_value_(*av.name) == *av.exponent ? 1 : 0; break;
+    case Fn::Ind: x = approx_indicator(av); break;
     case Fn::Def: x = arg(0); break;
     case Fn::Log: x = arg(0) > 0 ? std::log(arg(0)) : kNaN; break;
     case Fn::Sqrt: x = arg(0) >= 0 ? std::sqrt(arg(0)) : kNaN; break;

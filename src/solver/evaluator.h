@@ -34,6 +34,8 @@ class Evaluator {
     bool known = false;
   };
   const AtomMemo& approx_atom(AtomId a);
+  std::optional<Rational> exact_indicator(const AtomView& av);
+  long double approx_indicator(const AtomView& av);
   std::vector<AtomMemo> approx_atoms_;
   std::unordered_map<PolyId, std::optional<Rational>> exact_polys_;
   std::unordered_map<PolyId, long double> approx_polys_;

@@ -77,7 +77,11 @@ Value Context::indicator(const std::string& name, int64_t v) {
   n.fn = Fn::Ind;
   n.name = name;
   n.exponent = Rational((long)v);
-  return impl_->value_of_atom(impl_->intern_atom(std::move(n)), SmallRational(1));
+  const AtomId id = impl_->intern_atom(std::move(n));
+  // A selection's indicator is a function of its row (selections.cpp): evaluators go through
+  // the row, never take it for an exact input.
+  if (impl_->selections.count(name)) impl_->atoms[id].flags |= kHasFunction;
+  return impl_->value_of_atom(id, SmallRational(1));
 }
 
 std::optional<std::pair<int64_t, int64_t>> Context::integer_range(const std::string& name) const {

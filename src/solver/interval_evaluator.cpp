@@ -64,6 +64,29 @@ MaybeInterval IntervalEvaluator::power(AtomId a, const SmallRational& e) {
   return pow_rational(*x, e.to_rational());
 }
 
+// [n = v] at the point: the integer input's value, or for a selection (TopK) the element its
+// row puts in the slot, where the row's intervals tell it for certain (else unknown).
+MaybeInterval IntervalEvaluator::indicator(const AtomView& av) {
+  const Selection* s = ctx_.selection(*av.name);
+  if (!s) return Interval(Rational(symbol_value_(*av.name) == *av.exponent ? 1 : 0), precision_);
+  std::vector<Interval> x;
+  for (const Value& v : s->row) {
+    MaybeInterval i = eval(v);
+    if (!i) return std::nullopt;
+    x.push_back(std::move(*i));
+  }
+  auto point = [](const Interval& i) { return mpfr_equal_p(i.lo(), i.hi()) != 0; };
+  const std::optional<int64_t> e = selected_element(*s, [&](int64_t a, int64_t b) -> std::optional<int> {
+    const Interval &p = x[size_t(a)], &q = x[size_t(b)];
+    if (mpfr_cmp(p.lo(), q.hi()) > 0) return 1;
+    if (mpfr_cmp(p.hi(), q.lo()) < 0) return -1;
+    if (point(p) && point(q) && mpfr_equal_p(p.lo(), q.lo())) return 0;
+    return std::nullopt;
+  });
+  if (!e) return std::nullopt;
+  return Interval(Rational(Rational((long)*e) == *av.exponent ? 1 : 0), precision_);
+}
+
 const MaybeInterval& IntervalEvaluator::eval_atom(AtomId a) {
   auto memo = atoms_.find(a);
   if (memo != atoms_.end()) return memo->second;
@@ -76,9 +99,7 @@ const MaybeInterval& IntervalEvaluator::eval_atom(AtomId a) {
   MaybeInterval x;
   switch (av.fn) {
     case Fn::Symbol: x = Interval(symbol_value_(*av.name), precision_); break;
-    case Fn::Ind:
-      x = Interval(Rational(symbol_value_(*av.name) == *av.exponent ? 1 : 0), precision_);
-      break;
+    case Fn::Ind: x = indicator(av); break;
     case Fn::Def: x = arg; break;
     case Fn::Exp: x = exp(*arg); break;
     case Fn::Log: x = log(*arg); break;

@@ -36,6 +36,7 @@ class IntervalEvaluator {
  private:
   const MaybeInterval& eval_poly(PolyId p);
   const MaybeInterval& eval_atom(AtomId a);
+  MaybeInterval indicator(const AtomView& av);
   MaybeInterval power(AtomId a, const SmallRational& e);
   void set_coefficient(Interval& r, const SmallRational& c) const;
 

@@ -108,5 +108,29 @@ TEST_F(IndexOpsTest, OneHotOfALabelIsItsIndicators) {
   EXPECT_EQ(s.data[0], ctx.indicator("y", 1));
 }
 
+TEST_F(IndexOpsTest, TopKOfASymbolicRowPicksByItsSlotsIndicators) {
+  Tensor x = symbols("x", {1, 3});
+  Tensor k = ints({1}, {2});
+  std::vector<Tensor> out = run(node("TopK", 11, 2, 2), {&x, &k});
+  ASSERT_EQ(out[0].shape, (Shape{1, 2}));
+  ASSERT_EQ(out[1].dtype, DType::Int64);
+  // Slot 1's value is x0 + [s = 1](x1 - x0) + [s = 2](x2 - x0) for its selection s.
+  const auto f = ctx.as_integer_function(out[1].data[1]);
+  ASSERT_TRUE(f.has_value());
+  const Value want = ctx.from_integer_function(f->input, 0, x.data);
+  EXPECT_EQ(out[0].data[1], want) << ctx.to_string(out[0].data[1]);
+  // The same row through ArgMax is TopK's slot 0 with k = 1: another selection.
+  Tensor am = run1(node("ArgMax", 13, 1, 1, {{"axis", int_attr(1)}}), {&x});
+  EXPECT_EQ(am.shape, (Shape{1, 1}));
+  EXPECT_NE(am.data[0], out[1].data[0]);
+  // Ties go to the lower index, or the last with select_last_index.
+  Tensor c = floats({1, 4}, {1, 5, 5, 0});
+  EXPECT_EQ(run1(node("ArgMax", 13, 1, 1, {{"axis", int_attr(1)}}), {&c}).data[0], q(1));
+  EXPECT_EQ(run1(node("ArgMax", 13, 1, 1, {{"axis", int_attr(1)}, {"select_last_index", int_attr(1)}}),
+                 {&c}).data[0], q(2));
+  EXPECT_THROW_MSG(run(node("TopK", 11, 2, 2, {{"sorted", int_attr(0)}}), {&x, &k}), Unsupported,
+                   "sorted=0");
+}
+
 }  // namespace
 }  // namespace onnx_tv::ops::testing

@@ -1,7 +1,8 @@
 """The numpy runner's independent reading of the index ops (GatherElements, ScatterElements,
-ScatterND, OneHot) on models/cross_entropy: the spec's gradients match finite differences,
-every correct plan agrees with the spec and every seeded bug disagrees, so the verdicts the
-prover gives there (tests/e2e/cross_entropy_test.cpp) are the true ones."""
+ScatterND, OneHot) on models/cross_entropy, and of TopK on models/moe: the spec's gradients match
+finite differences, every correct plan agrees with the spec and every seeded bug disagrees, so
+the verdicts the prover gives there (tests/e2e/cross_entropy_test.cpp, moe_test.cpp) are the
+true ones."""
 import os
 import unittest
 
@@ -31,6 +32,17 @@ class CrossEntropyModelsTest(unittest.TestCase):
         import onnx
         ranges = numeric.integer_input_ranges(onnx.load(self.spec))
         self.assertEqual(ranges, {"ids": (0, 8), "labels": (0, 8)})
+
+
+class MoeModelsTest(unittest.TestCase):
+    def test_correct_plans_agree_and_bugs_differ(self):
+        spec = os.path.join(ROOT, "models", "moe", "spec.onnx")
+        for seed in (1, 2):
+            for plan, right in (("ep2", True), ("ep4", True), ("ep2_offset", False),
+                                ("ep2_full_softmax", False)):
+                with self.subTest(plan=plan, seed=seed):
+                    r = numeric.check(spec, os.path.join(ROOT, "models", "moe", plan), seed=seed)
+                    self.assertEqual(r["agree"], right, r)
 
 
 if __name__ == "__main__":

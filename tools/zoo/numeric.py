@@ -200,7 +200,30 @@ def run_op(node, ins):
         return [_reduce(np.sum, x * x, a.get("axes"), a.get("keepdims", 1))]
     if op in ("GatherElements", "ScatterElements", "Scatter", "ScatterND", "GatherND", "OneHot"):
         return [_index_op(op, a, ins)]
+    if op in ("TopK", "ArgMax", "ArgMin"):
+        return _select_op(op, a, ins)
     raise InputError("node %s: unsupported op %s" % (node.name, op))
+
+
+def _select_op(op, a, ins):
+    """TopK (sorted; ties to the lower index), ArgMax and ArgMin (ties to the lower index, or the
+    higher with select_last_index), by a stable sort along the axis."""
+    x = ins[0]
+    if op == "TopK":
+        ax = a.get("axis", -1) % x.ndim
+        k = int(np.asarray(ins[1]).reshape(-1)[0]) if len(ins) > 1 else a["k"]
+        key = -x if a.get("largest", 1) else x
+        idx = np.take(np.argsort(key, axis=ax, kind="stable"), np.arange(k), axis=ax)
+        return [np.take_along_axis(x, idx, axis=ax), idx.astype(np.int64)]
+    ax = a.get("axis", 0) % x.ndim
+    key = -x if op == "ArgMax" else x
+    if a.get("select_last_index", 0):
+        key = np.flip(key, axis=ax)
+        idx = x.shape[ax] - 1 - np.argmin(key, axis=ax)
+    else:
+        idx = np.argmin(key, axis=ax)
+    idx = idx.astype(np.int64)
+    return [np.expand_dims(idx, ax) if a.get("keepdims", 1) else idx]
 
 
 def _index_op(op, a, ins):

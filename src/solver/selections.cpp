@@ -1,0 +1,68 @@
+// Selections (TopK, ArgMax, ArgMin). Slot j of the top k of a row is an integer input s of its
+// own over the row's indices, so the indicator algebra of indicators.cpp applies unchanged:
+// [s = e]^2 = [s = e], [s = e][s = f] = 0 for e != f (one element per slot), and
+// [s = 0] = 1 - sum_{e > 0} [s = e] (some element is in every slot). Each is an identity of the
+// true selection, so equal forms still mean equal functions. Relations between slots (no
+// element in two slots) and with the row's values (the slots' order) are not rules of the
+// form: forms that agree only through them differ, and what decides them is a witness (the
+// evaluators compute each selection from its row at a point) or nothing (UNKNOWN).
+//
+// A selection is named by its row's canonical forms (value ids of this Context), k, its order
+// and its slot: a TopK node of the spec and one of a rank over the same canonical row get the
+// same input, as the same function of the inputs (congruence).
+#include <algorithm>
+
+#include "solver/context_impl.h"
+
+namespace onnx_tv::solver {
+
+std::optional<int64_t> selected_element(
+    const Selection& s, const std::function<std::optional<int>(int64_t, int64_t)>& sign) {
+  const int64_t n = int64_t(s.row.size());
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t before = 0;  // the elements ahead of e
+    bool certain = true;
+    for (int64_t f = 0; f < n && certain; ++f) {
+      if (f == e) continue;
+      const std::optional<int> c = sign(f, e);
+      if (!c) certain = false;
+      else if (*c != 0) before += (s.largest ? *c > 0 : *c < 0) ? 1 : 0;
+      else before += (s.ties_last ? f > e : f < e) ? 1 : 0;
+    }
+    if (certain && before == s.slot) return e;
+  }
+  return std::nullopt;
+}
+
+Value Context::select(const Selection& s) {
+  const int64_t n = int64_t(s.row.size());
+  if (s.k < 1 || s.k > n || s.slot < 0 || s.slot >= s.k)
+    throw InternalError("a selection of slot " + std::to_string(s.slot) + " of the top " +
+                        std::to_string(s.k) + " of " + std::to_string(n) + " elements");
+  std::vector<Rational> constants;
+  for (const Value& v : s.row) {
+    if (!v.is_finite())
+      throw Unsupported("a TopK or ArgMax over a row holding an infinity is not modeled");
+    if (auto r = as_rational(v)) constants.push_back(*r);
+  }
+  if (int64_t(constants.size()) == n) {
+    const std::optional<int64_t> e = selected_element(s, [&](int64_t a, int64_t b) {
+      return std::optional<int>(cmp(constants[size_t(a)], constants[size_t(b)]));
+    });
+    ONNX_TV_ASSERT(e.has_value(), "the selection of a row of rationals is certain");
+    return constant((long long)*e);
+  }
+  std::string name = std::string(s.largest ? "top" : "bottom") + std::to_string(s.k) +
+                     (s.ties_last ? "l" : "") + "#" + std::to_string(s.slot) + "(";
+  for (size_t i = 0; i < s.row.size(); ++i) name += (i ? "," : "") + std::to_string(s.row[i].poly);
+  name += ")";
+  impl_->selections.try_emplace(name, s);
+  return integer_input(name, 0, n);
+}
+
+const Selection* Context::selection(const std::string& name) const {
+  auto it = impl_->selections.find(name);
+  return it == impl_->selections.end() ? nullptr : &it->second;
+}
+
+}  // namespace onnx_tv::solver
