@@ -126,7 +126,28 @@ std::vector<Tensor> gather_nd_kernel(KernelArgs& a) {
 struct Landing {
   int64_t target;
   Value weight;
+  std::string input;  // the integer input the weight is [input = value] of, where it is one
+  int64_t value = 0;
 };
+
+// Whether updates landing on one element with these weights never meet: each weight is
+// [s = e] of a selection s (TopK's slots), all slots of one TopK over one row, no two the same
+// slot. Distinct slots hold distinct elements, so at most one of them lands.
+bool distinct_slots(Context& ctx, const std::vector<const Landing*>& ls) {
+  const solver::Selection* first = nullptr;
+  std::vector<int64_t> slots;
+  for (const Landing* l : ls) {
+    const solver::Selection* s = l->input.empty() ? nullptr : ctx.selection(l->input);
+    if (!s || l->weight != ctx.indicator(l->input, l->value)) return false;
+    if (!first) first = s;
+    if (s->row != first->row || s->k != first->k || s->largest != first->largest ||
+        s->ties_last != first->ties_last ||
+        std::find(slots.begin(), slots.end(), s->slot) != slots.end())
+      return false;
+    slots.push_back(s->slot);
+  }
+  return true;
+}
 
 enum class Reduction { None, Add, Mul, Max, Min };
 
@@ -147,15 +168,28 @@ std::vector<Value> scatter(Context& ctx, const ir::Node& node, std::vector<Value
                            std::span<const Value> updates) {
   const Reduction red = reduction_of(node);
   // With no reduction, two updates that may land on one element leave it undefined (ONNX):
-  // only constants that land on distinct elements are modeled.
+  // modeled where they land on distinct elements, or never meet (distinct slots of one TopK,
+  // as a router scatters its top-k weights): x (1 - sum w) + sum w u.
   if (red == Reduction::None) {
-    std::map<int64_t, int> hits;
-    for (const auto& ls : landings)
-      for (const Landing& l : ls)
-        if (++hits[l.target] > 1)
-          throw Unsupported("two updates may land on element " + std::to_string(l.target) +
-                            " of the output with reduction 'none', where ONNX leaves the result "
-                            "undefined");
+    std::map<int64_t, std::vector<std::pair<size_t, const Landing*>>> at;
+    for (size_t u = 0; u < landings.size(); ++u)
+      for (const Landing& l : landings[u]) at[l.target].emplace_back(u, &l);
+    for (const auto& [target, ls] : at) {
+      std::vector<const Landing*> meeting;
+      for (const auto& [u, l] : ls) meeting.push_back(l);
+      if (ls.size() > 1 && !distinct_slots(ctx, meeting))
+        throw Unsupported("two updates may land on element " + std::to_string(target) +
+                          " of the output with reduction 'none', where ONNX leaves the result "
+                          "undefined");
+      Value& o = out[size_t(target)];
+      std::vector<Value> weights, parts;
+      for (const auto& [u, l] : ls) {
+        weights.push_back(l->weight);
+        parts.push_back(ctx.mul(l->weight, updates[u]));
+      }
+      o = ctx.add(ctx.mul(o, ctx.sub(ctx.one(), ctx.sum(weights))), ctx.sum(parts));
+    }
+    return out;
   }
   for (size_t u = 0; u < landings.size(); ++u)
     for (const Landing& l : landings[u]) {
@@ -163,7 +197,7 @@ std::vector<Value> scatter(Context& ctx, const ir::Node& node, std::vector<Value
       const Value upd = updates[u];
       const bool sure = ctx.is_constant(l.weight);  // weight 1: it lands here for every input
       switch (red) {
-        case Reduction::None: o = sure ? upd : ctx.add(o, ctx.mul(l.weight, ctx.sub(upd, o))); break;
+        case Reduction::None: break;  // above
         case Reduction::Add: o = ctx.add(o, sure ? upd : ctx.mul(l.weight, upd)); break;
         case Reduction::Mul:
           o = sure ? ctx.mul(o, upd)
@@ -203,7 +237,7 @@ std::vector<Tensor> scatter_elements_kernel(KernelArgs& a) {
       if (std::find(seen.begin(), seen.end(), j) != seen.end()) continue;
       seen.push_back(j);
       at[size_t(axis)] = j;
-      ls.push_back({offset_of(at, xs), index_equals(a.ctx, f, j)});
+      ls.push_back({offset_of(at, xs), index_equals(a.ctx, f, j), f.input, j});
     }
     landings.push_back(std::move(ls));
   } while (next_index(idx, ind.shape));
@@ -233,7 +267,7 @@ std::vector<Tensor> scatter_nd_kernel(KernelArgs& a) {
     }
     for (const auto& [target, ws] : by_target) {
       const Value w = a.ctx.sum(ws);
-      for (int64_t r = 0; r < rest; ++r) landings[size_t(n * rest + r)].push_back({target + r, w});
+      for (int64_t r = 0; r < rest; ++r) landings[size_t(n * rest + r)].push_back({target + r, w, "", 0});
     }
   }
   return {ir::make_tensor(x.dtype, x.shape, scatter(a.ctx, a.node, x.data, landings, upd.data))};

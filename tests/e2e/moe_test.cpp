@@ -19,8 +19,9 @@ CliRun check(const std::string& plan, const std::string& mode = "") {
 }
 
 TEST(Moe, ExpertsSplitOverTwoAndFourRanksAreProven) {
+  // ep2_scatter makes the gates as torch does: the top-k weights scattered into zeros.
   for (const char* mode : {"", " --no-reduce"})
-    for (const char* plan : {"ep2", "ep4"}) {
+    for (const char* plan : {"ep2", "ep4", "ep2_scatter"}) {
       CliRun r = check(plan, mode);
       EXPECT_EQ(r.exit_code, 0) << plan << mode << "\n" << r.out;
     }

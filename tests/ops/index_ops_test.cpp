@@ -132,5 +132,31 @@ TEST_F(IndexOpsTest, TopKOfASymbolicRowPicksByItsSlotsIndicators) {
                    "sorted=0");
 }
 
+TEST_F(IndexOpsTest, ScatteringTopKWeightsAtTheirSlotsNeedsNoReduction) {
+  // torch's zeros.scatter(1, idx, w) for TopK's idx: distinct slots never meet, so each gate
+  // is the sum over slots of [s_j = e] w_j, as a OneHot of idx times w gives it.
+  Tensor x = symbols("x", {1, 3});
+  Tensor k = ints({1}, {2});
+  std::vector<Tensor> top = run(node("TopK", 11, 2, 2), {&x, &k});
+  Tensor zeros = floats({1, 3}, {0, 0, 0});
+  Tensor w = symbols("w", {1, 2});
+  Tensor gates = run1(node("ScatterElements", 13, 3, 1, {{"axis", int_attr(1)}}), {&zeros, &top[1], &w});
+  for (int64_t e = 0; e < 3; ++e) {
+    std::vector<Value> parts;
+    for (size_t j = 0; j < 2; ++j) {
+      const auto f = ctx.as_integer_function(top[1].data[j]);
+      ASSERT_TRUE(f.has_value());
+      parts.push_back(ctx.mul(ctx.indicator(f->input, e), w.data[j]));
+    }
+    EXPECT_EQ(gates.data[size_t(e)], ctx.sum(parts)) << ctx.to_string(gates.data[size_t(e)]);
+  }
+  // Slots of two different rows may meet: still undefined.
+  Tensor y = symbols("y", {1, 3});
+  std::vector<Tensor> other = run(node("TopK", 11, 2, 2), {&y, &k});
+  Tensor mixed = values({1, 2}, {top[1].data[0], other[1].data[0]}, DType::Int64);
+  EXPECT_THROW_MSG(run1(node("ScatterElements", 13, 3, 1, {{"axis", int_attr(1)}}), {&zeros, &mixed, &w}),
+                   Unsupported, "two updates may land");
+}
+
 }  // namespace
 }  // namespace onnx_tv::ops::testing

@@ -38,7 +38,7 @@ class MoeModelsTest(unittest.TestCase):
     def test_correct_plans_agree_and_bugs_differ(self):
         spec = os.path.join(ROOT, "models", "moe", "spec.onnx")
         for seed in (1, 2):
-            for plan, right in (("ep2", True), ("ep4", True), ("ep2_offset", False),
+            for plan, right in (("ep2", True), ("ep4", True), ("ep2_scatter", True), ("ep2_offset", False),
                                 ("ep2_full_softmax", False)):
                 with self.subTest(plan=plan, seed=seed):
                     r = numeric.check(spec, os.path.join(ROOT, "models", "moe", plan), seed=seed)

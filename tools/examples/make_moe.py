@@ -11,6 +11,9 @@ Plans (tokens and router replicated on every rank, experts split among the ranks
 output all-reduced, as TrainVerify's DeepSeek-V3 plans split experts inside a group):
   ep2, ep4                each rank holds E/n experts, routes every token, and combines the
                           gates of its own experts
+  ep2_scatter             the same with the gates made as torch does, the top-k weights
+                          scattered into zeros at their experts (ScatterElements, no reduction:
+                          distinct slots never meet)
 Seeded bugs:
   ep2_offset              rank 1 takes the gate columns of its experts one to the left
   ep2_full_softmax        the combine weights are the softmax over all E scores, read at the
@@ -34,20 +37,26 @@ def const(name, value, t=I64, shape=()):
              value=helper.make_tensor(name + "_v", t, list(shape), vals))
 
 
-def routing(full_softmax=False):
+def routing(full_softmax=False, scatter=False):
     """gates[T, E] from x and Wr."""
     nodes = [N("MatMul", ["x", "Wr"], ["scores"], name="/router/MatMul"),
              const("k", [K], I64, [1]),
              N("TopK", ["scores", "k"], ["vals", "idx"], name="/router/TopK", axis=-1),
              const("depth", E), const("off_on", [0.0, 1.0], F, [2]),
              N("OneHot", ["idx", "depth", "off_on"], ["hot"], name="/router/OneHot", axis=-1),
-             const("last", [-1], I64, [1]), const("slots", [1], I64, [1])]
+             const("last", [-1], I64, [1]), const("slots", [1], I64, [1]),
+             const("zero_f", 0.0, F)]
     if full_softmax:
         nodes += [N("Softmax", ["scores"], ["probs"], name="/router/Softmax_all", axis=-1),
                   N("GatherElements", ["probs", "idx"], ["weights"], name="/router/GatherElements",
                     axis=-1)]
     else:
         nodes += [N("Softmax", ["vals"], ["weights"], name="/router/Softmax", axis=-1)]
+    if scatter:  # torch's zeros_like(scores).scatter(1, idx, weights)
+        return nodes + [
+            N("Mul", ["scores", "zero_f"], ["zeros"], name="/router/Mul_zero"),
+            N("ScatterElements", ["zeros", "idx", "weights"], ["gates"],
+              name="/router/ScatterElements", axis=-1)]
     nodes += [N("Unsqueeze", ["weights", "last"], ["weights_u"], name="/router/Unsqueeze"),
               N("Mul", ["hot", "weights_u"], ["weighted"], name="/router/Mul"),
               N("ReduceSum", ["weighted", "slots"], ["gates"], name="/router/ReduceSum", keepdims=0)]
@@ -73,10 +82,10 @@ def spec():
                  [vi("y", [T, H])])
 
 
-def ep_rank(r, ranks, column_shift=0, full_softmax=False):
+def ep_rank(r, ranks, column_shift=0, full_softmax=False, scatter=False):
     e = E // ranks
     start = r * e + column_shift
-    nodes = routing(full_softmax) + [
+    nodes = routing(full_softmax, scatter) + [
         const("cols_start", [start], I64, [1]), const("cols_end", [start + e], I64, [1]),
         const("cols_axis", [1], I64, [1]),
         N("Slice", ["gates", "cols_start", "cols_end", "cols_axis"], ["gates_local"],
@@ -99,6 +108,7 @@ def main():
     write(out, spec(), {
         "ep2": [ep_rank(r, 2) for r in range(2)],
         "ep4": [ep_rank(r, 4) for r in range(4)],
+        "ep2_scatter": [ep_rank(r, 2, scatter=True) for r in range(2)],
         "ep2_offset": [ep_rank(0, 2), ep_rank(1, 2, column_shift=-1)],
         "ep2_full_softmax": [ep_rank(r, 2, full_softmax=True) for r in range(2)],
     })
