@@ -692,6 +692,52 @@ def _nll_loss_backward(c, n, grad_out, logp, target, weight, reduction, ignore_i
     return grad if len(shape) == 2 else g.node("Squeeze", [grad, g.ints([0])], name)
 
 
+# ---- selections and index ops on data: routers (docs/design.md section 4, "Selections") -----
+
+
+@converts("topk")
+def _topk(c, n, x, k, dim=-1, largest=True, sorted=True):
+    """(values, indices): TopK over `dim`; the prover reads each slot as a selection."""
+    rank = len(c.shape(n.args[0]))
+    return c.g.node("TopK", [x, c.g.ints([k])], c.name(n), outputs=2, axis=_axis(dim, rank),
+                    largest=int(bool(largest)), sorted=int(bool(sorted)))
+
+
+@converts("gather")
+def _gather(c, n, x, dim, index, sparse_grad=False):
+    return c.g.node("GatherElements", [x, index], c.name(n), axis=_axis(dim, len(c.shape(n))))
+
+
+@converts("index_select")
+def _index_select(c, n, x, dim, index):
+    return c.g.node("Gather", [x, index], c.name(n), axis=_axis(dim, len(c.shape(n))))
+
+
+def _scatter_src(c, n, index, src):
+    """A scatter's updates: a tensor, or a number written in the index's shape."""
+    import torch
+    if isinstance(n.args[3], torch.fx.Node):
+        return src
+    return c.g.node("Expand", [c.g.const(src, c.dtype(n)), c.g.ints(c.shape(n.args[2]))],
+                    c.sub_name(n, "updates"))
+
+
+@converts("scatter")
+def _scatter(c, n, x, dim, index, src, reduce=None):
+    """torch.scatter (no reduction, or reduce='add'/'multiply'), from a tensor or a number."""
+    reduction = {None: "none", "add": "add", "multiply": "mul"}.get(reduce)
+    if reduction is None:
+        raise UnsupportedOp("scatter with reduce=%r" % reduce)
+    return c.g.node("ScatterElements", [x, index, _scatter_src(c, n, index, src)], c.name(n),
+                    axis=_axis(dim, len(c.shape(n))), reduction=reduction)
+
+
+@converts("scatter_add")
+def _scatter_add(c, n, x, dim, index, src):
+    return c.g.node("ScatterElements", [x, index, src], c.name(n), axis=_axis(dim, len(c.shape(n))),
+                    reduction="add")
+
+
 @converts("native_layer_norm")
 def _native_layer_norm(c, n, x, normalized_shape, weight, bias, eps):
     """(y, mean, rstd) as torch returns them: the backward (decomposed by torch) reads mean and
