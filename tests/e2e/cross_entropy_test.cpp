@@ -17,7 +17,7 @@ std::string path(const std::string& part) {
 }
 
 CliRun check(const std::string& plan, const std::string& mode = "") {
-  return run_cli("check " + path("spec.onnx") + " " + path(plan) + " --no-progress" + mode);
+  return check_model("cross_entropy", plan, mode);
 }
 
 TEST(CrossEntropy, DataSequenceAndVocabularyParallelTrainingStepsAreProven) {

@@ -15,7 +15,7 @@ std::string path(const std::string& part) {
 }
 
 CliRun check(const std::string& plan, const std::string& mode = "") {
-  return run_cli("check " + path("spec.onnx") + " " + path(plan) + " --no-progress" + mode);
+  return check_model("embedding", plan, mode);
 }
 
 TEST(Embedding, DataAndVocabularyParallelLookupsAreProven) {

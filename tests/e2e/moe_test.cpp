@@ -10,12 +10,8 @@
 namespace onnx_tv::e2e {
 namespace {
 
-std::string path(const std::string& part) {
-  return (source_dir() / "models/moe" / part).string();
-}
-
 CliRun check(const std::string& plan, const std::string& mode = "") {
-  return run_cli("check " + path("spec.onnx") + " " + path(plan) + " --no-progress" + mode);
+  return check_model("moe", plan, mode);
 }
 
 TEST(Moe, ExpertsSplitOverTwoAndFourRanksAreProven) {

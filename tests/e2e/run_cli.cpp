@@ -30,6 +30,12 @@ std::filesystem::path fresh_dir(const std::string& name) {
   return d;
 }
 
+CliRun check_model(const std::string& folder, const std::string& plan, const std::string& mode) {
+  const std::filesystem::path dir = source_dir() / "models" / folder;
+  return run_cli("check " + (dir / "spec.onnx").string() + " " + (dir / plan).string() +
+                 " --no-progress" + mode);
+}
+
 bool generate_zoo(const std::string& args, const std::filesystem::path& out) {
   const std::string cmd = "/usr/bin/python3 " + (source_dir() / "tools/zoo/generate.py").string() +
                           " " + args + " --out " + out.string() + " > " +

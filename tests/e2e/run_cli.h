@@ -12,6 +12,10 @@ struct CliRun {
 
 CliRun run_cli(const std::string& args);
 
+// `onnx-tv check` of the model folder models/<folder> (its spec.onnx) against its plan
+// <folder>/<plan>, without the progress bar; `mode` adds options (" --no-reduce").
+CliRun check_model(const std::string& folder, const std::string& plan, const std::string& mode = "");
+
 std::filesystem::path source_dir();
 std::filesystem::path fresh_dir(const std::string& name);  // an empty temporary folder
 
