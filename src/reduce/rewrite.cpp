@@ -124,6 +124,12 @@ struct Rewriter {
     } else if (rule == ops::DimRule::Tile) {
       // Repeats are counts, kept at full size even when computed from a reduced shape.
       set_operand(n, 1, concrete_ints(inf, val(n.inputs[1])));
+    } else if ((rule == ops::DimRule::TopK || rule == ops::DimRule::OneHot) && n.inputs.size() > 1 &&
+               !n.inputs[1].empty()) {
+      // TopK's K and OneHot's depth are extents of axes that keep their full size (their
+      // rules fix them), so the values keep it too, even when computed from a reduced shape.
+      const DimValue& k = val(n.inputs[1]);
+      set_operand(n, 1, concrete_ints(inf, k), k.concrete && k.concrete->shape.empty());
     } else if (rule == ops::DimRule::ConstantOfShape) {
       set_operand(n, 0, red(val(n.outputs[0]).dims));
     } else if (rule == ops::DimRule::Slice) {

@@ -550,7 +550,9 @@ std::vector<DimValue> top_k(RuleArgs& r) {
   const size_t axis = size_t(norm(attr_or(r.node, "axis", -1), x.dims.size()));
   r.inf.dims.fix(x.dims[axis], r.here + " selects along it");
   DimShape out = x.dims;
-  out[axis] = r.inf.dims.fresh(r.want.empty() || !r.want[0].shape ? 1 : (*r.want[0].shape)[axis], r.here);
+  // K at its full value: the rewrite writes it so (rewrite.cpp), computed from a shape or not.
+  const int64_t k = r.node.opset < 10 ? attr_or(r.node, "k", 1) : r.ints(1, "K")[0];
+  out[axis] = r.inf.dims.fresh(k, r.here);
   r.inf.dims.fix(out[axis], r.here + " ranks its selected elements along it");
   std::vector<DimValue> outs = one(r, out);
   DimValue indices;

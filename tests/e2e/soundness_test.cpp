@@ -117,5 +117,14 @@ INSTANTIATE_TEST_SUITE_P(IndexPositions, Soundness,
                                          Case{"index_table", "shards_clamped", 1}),
                          name);
 
+// Extents computed from a shape that reduction shrinks: TopK's K and OneHot's depth keep their
+// full value, as the axes they make do (reduce/rewrite.cpp).
+INSTANTIATE_TEST_SUITE_P(CountsFromShapes, Soundness,
+                         testing::Values(Case{"count_from_shape", "shards", 0},
+                                         Case{"count_from_shape", "shards_k2", 1},
+                                         Case{"one_hot_depth", "shards", 0},
+                                         Case{"one_hot_depth", "shards_depth2", 1}),
+                         name);
+
 }  // namespace
 }  // namespace onnx_tv::e2e

@@ -63,7 +63,13 @@ index_table: the spec gathers x[160, 160] at a constant int64 table of one colum
 (a permutation, its 159 written -1, which ONNX reads as the last); the ranks hold 80 rows and
 their part of the table (shards) or clamp its negative entries to 0 (shards_clamped: wrong at
 the row of -1). An index table is read by its values, so it is never made a symbolic table
-(whose range would be [0, 160), leaving -1 out)."""
+(whose range would be [0, 160), leaving -1 out).
+count_from_shape: the spec sums the top K of each row of x[4, 8] (8 experts), with K read from
+x's shape (its 4 rows, an axis that reduction shrinks); one rank writes K = 4 (shards, correct)
+or 2 (shards_k2, right only where x has 2 rows). one_hot_depth: x[3] scaled by how many of three
+constant labels (1, 5, 7) a one-hot holds, its depth read from the shape of z[8]; a rank writes
+depth 8 (shards, correct) or 2 (shards_depth2, wrong: labels 5 and 7 are then outside). K and a depth are extents of axes that keep
+their full size, so the values keep it too when computed from a reduced shape."""
 import json
 import os
 import sys
@@ -525,9 +531,48 @@ def index_table_cases(out):
         "shards_clamped": [rank(0, True), rank(1, True)]})
 
 
+def count_from_shape_cases(out):
+    N = helper.make_node
+    from_shape = [N("Shape", ["x"], ["shape"], name="/shape"), int_const("zero", [0], [1]),
+                  N("Gather", ["shape", "zero"], ["count"], name="/count", axis=0)]
+
+    def topk_sum(k_nodes, k_name):
+        return k_nodes + [N("TopK", ["x", k_name], ["vals", "idx"], name="/topk"),
+                          int_const("last", [1], [1]),
+                          N("ReduceSum", ["vals", "last"], ["y"], name="/sum", keepdims=0)]
+
+    spec = model(topk_sum(from_shape, "count"), [vi("x", [4, 8])], [vi("y", [4])])
+
+    def rank(k):
+        return model(topk_sum([int_const("k", [k], [1])], "k"), [vi("x", [4, 8])], [vi("y", [4])],
+                     whole("x", "y"))
+
+    write(os.path.join(out, "count_from_shape"), spec, {"shards": [rank(4)], "shards_k2": [rank(2)]})
+
+    def one_hot(depth_nodes, depth_name):
+        return depth_nodes + [int_const("labels", [1, 5, 7], [3]),
+                              helper.make_node("Constant", [], ["off_on"], name="/off_on",
+                                               value=helper.make_tensor("v", F, [2], [0.0, 1.0])),
+                              N("OneHot", ["labels", depth_name, "off_on"], ["hot"], name="/one_hot"),
+                              int_const("classes", [1], [1]),
+                              N("ReduceSum", ["hot", "classes"], ["hits"], name="/hits", keepdims=0),
+                              N("Mul", ["hits", "x"], ["y"], name="/scale")]
+
+    depth_from_shape = [N("Shape", ["z"], ["shape"], name="/shape"), int_const("zero", [0], [1]),
+                        N("Gather", ["shape", "zero"], ["count"], name="/count", axis=0)]
+    spec = model(one_hot(depth_from_shape, "count"), [vi("x", [3]), vi("z", [8])], [vi("y", [3])])
+
+    def rank_depth(d):
+        return model(one_hot([int_const("d", [d], [1])], "d"), [vi("x", [3]), vi("z", [8])],
+                     [vi("y", [3])], whole("x", "z", "y"))
+
+    write(os.path.join(out, "one_hot_depth"), spec, {"shards": [rank_depth(8)],
+                                                     "shards_depth2": [rank_depth(2)]})
+
+
 CASES = [f16_cases, masked_mean_cases, count_part_cases, variance_cases, periodic_table_cases,
          cancelled_cases, reciprocal_cases, hidden_count_cases, cases_count_cases, hidden_sums_cases,
-         causal_mask_cases, index_positions_cases, index_table_cases]
+         causal_mask_cases, index_positions_cases, index_table_cases, count_from_shape_cases]
 
 
 def main():
