@@ -28,6 +28,7 @@
 #include "check/obligations.h"
 #include "check/stage_cuts.h"
 #include "check/witness.h"
+#include "solver/boolean_residue.h"
 #include "common/errors.h"
 #include "frontend/model_loader.h"
 #include "frontend/plan.h"
@@ -332,6 +333,7 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
   // conclude EQUIVALENT, and the pair is explained only if no other is refuted. Once one is
   // undecided, meeting the rest is wasted work, so the rest are only tried for a witness.
   WitnessSearch search(ctx, options.witness_seed);
+  solver::BooleanResidue residue(ctx, kExpansionBudget);
   bool undecided = false;
   // What the comparisons unfolded: the guards below judge counts in the same form.
   ProofForm form;
@@ -344,6 +346,11 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
       if (staged ? ctx.equal_unfolding(a, b, kStagedBudget, 256, &form.unfolded)
                  : expand_equal(ctx, a, b)) {
         form.expanded |= !staged && a != b;
+        return Comparison::Same;
+      }
+      // Forms that agree only where the routing axioms hold (solver/boolean_residue.h).
+      if (residue.equal(a, b)) {
+        form.expanded = true;
         return Comparison::Same;
       }
       undecided = true;
@@ -384,6 +391,12 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
     return CountedReplicas{*where};
   fill_stats(res, ctx, spec_env, envs);
   res.stats.staged = staged;
+  const solver::ResidueStats& sat = ctx.residue_stats();  // kernels' queries too
+  res.stats.sat_coefficients = sat.proven;
+  res.stats.sat_max_variables = sat.max_variables;
+  res.stats.sat_max_clauses = sat.max_clauses;
+  res.stats.sat_calls = sat.solver_calls;
+  res.stats.sat_seconds = sat.seconds;
   // The instance's verdict, either way, stands for the full size only where no sum along a
   // shrunk axis counted its elements: a count of the instance's size can make a correct plan
   // differ (the spec's softmax(x - x) against the constant 1/n) as well as a wrong one agree.

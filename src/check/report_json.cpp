@@ -85,6 +85,12 @@ std::string to_json(const CheckResult& r, const std::string& spec_path,
                 {"max_terms", s.max_terms},   {"atoms", s.atoms},
                 {"polynomials", s.polynomials}, {"staged", s.staged},
                 {"seconds", s.seconds}};
+  if (s.sat_coefficients > 0)
+    j["stats"]["sat"] = {{"coefficients", s.sat_coefficients},
+                         {"max_variables", s.sat_max_variables},
+                         {"max_clauses", s.sat_max_clauses},
+                         {"solver_calls", s.sat_calls},
+                         {"seconds", s.sat_seconds}};
   return j.dump(2) + "\n";
 }
 

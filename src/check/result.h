@@ -65,6 +65,13 @@ struct CheckStats {
   int64_t atoms = 0;          // distinct atoms interned
   int64_t polynomials = 0;    // distinct polynomials interned
   bool staged = false;        // decided with stage cuts (check/stage_cuts.h)
+  // Coefficients over routing indicators that only the routing axioms make vanish, proven by
+  // CaDiCaL (solver/boolean_residue.h): how many, the largest SAT problem, solver calls, time.
+  int64_t sat_coefficients = 0;
+  int64_t sat_max_variables = 0;
+  int64_t sat_max_clauses = 0;
+  int64_t sat_calls = 0;
+  double sat_seconds = 0;
   double seconds = 0;
 };
 

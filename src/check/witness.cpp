@@ -44,12 +44,17 @@ void collect(const solver::Context& ctx, solver::PolyId p, std::set<std::string>
     for (const auto& [atom, exp] : ctx.term(p, i).factors) {
       if (!seen_atoms.insert(atom).second) continue;
       solver::AtomView a = ctx.atom(atom);
-      if (a.fn == solver::Fn::Ind)
+      if (a.fn == solver::Fn::Ind) {
         if (const solver::Selection* s = ctx.selection(*a.name)) {  // a function of its row
           for (const solver::Value& v : s->row)
             if (v.is_finite()) collect(ctx, v.poly, out, seen_polys, seen_atoms);
           continue;
         }
+        if (const solver::Value* def = ctx.counter(*a.name)) {  // a function of its definition
+          collect(ctx, def->poly, out, seen_polys, seen_atoms);
+          continue;
+        }
+      }
       if (a.fn == solver::Fn::Symbol || a.fn == solver::Fn::Ind) {
         out.insert(*a.name);
         continue;
@@ -271,7 +276,8 @@ std::optional<int> WitnessSearch::hinted_difference(solver::Value a, solver::Val
   auto note = [&](const solver::TermView& t) {
     for (const auto& [atom, e] : t.factors) {
       const solver::AtomView av = ctx_.atom(atom);
-      if (av.fn == solver::Fn::Ind && at.size() < kHints && !ctx_.selection(*av.name))
+      if (av.fn == solver::Fn::Ind && at.size() < kHints && !ctx_.selection(*av.name) &&
+          !ctx_.counter(*av.name))
         at.emplace(*av.name, *av.exponent);
     }
   };

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ops/kernel_util.h"
+#include "solver/boolean_residue.h"
 
 namespace onnx_tv::ops::detail {
 
@@ -199,6 +200,9 @@ Value cast_value(Context& ctx, Value v, DType from, DType to) {
         for (const solver::Rational& q : f->values) nonzero.push_back(sgn(q) ? ctx.one() : ctx.zero());
         return ctx.from_integer_function(f->input, f->lo, nonzero);
       }
+      // A value that is 0 or 1 on every routing the axioms allow (a routing map summed over
+      // the slots of one TopK): v^2 = v there, so it is its own bool.
+      if (solver::BooleanResidue(ctx).equal(ctx.mul(v, v), v)) return v;
       throw Unsupported("Cast to bool of the symbolic value " + ctx.to_string(v) +
                         " is not modeled (a comparison on a symbolic value)");
     }

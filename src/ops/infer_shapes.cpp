@@ -68,7 +68,8 @@ Outputs dispatch(const ShapeArgs& a) {
   switch (a.schema.traits.rule) {
     case DimRule::Unset: break;
     case DimRule::Broadcast: return infer_broadcast(a);
-    case DimRule::SameShape: return infer_same_shape(a);
+    case DimRule::SameShape:
+    case DimRule::CumSum: return infer_same_shape(a);
     case DimRule::Transpose: return infer_transpose(a);
     case DimRule::MatMul: return infer_matmul(a);
     case DimRule::Gemm: return infer_gemm(a);

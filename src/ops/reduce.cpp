@@ -79,6 +79,35 @@ Kernel reduce_kernel(bool axes_input, Reducer f) {
   return [axes_input, f](KernelArgs& a) { return reduce(a, axes_input, f); };
 }
 
+// CumSum: prefix sums along the axis (input #1), from the far end with `reverse`, without the
+// element itself with `exclusive`. Each is one n-ary sum, as a reduction's are.
+std::vector<Tensor> cum_sum_kernel(KernelArgs& a) {
+  expect_input_count(a, 2, 2);
+  const Tensor& x = input(a, 0);
+  if (x.rank() == 0) throw InputError("input must have rank >= 1, has a scalar");
+  const int64_t axis = normalize_axis(const_int_scalar(a.ctx, input(a, 1), "axis (input #1)"),
+                                      x.rank(), "axis");
+  const bool exclusive = attr_int(a.node, "exclusive", 0) != 0;
+  const bool reverse = attr_int(a.node, "reverse", 0) != 0;
+  const int64_t n = x.shape[size_t(axis)];
+  int64_t inner = 1;
+  for (size_t d = size_t(axis) + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
+  Tensor out = x;
+  std::vector<Value> prefix;
+  for (int64_t base = 0; base < x.size(); base += n * inner)
+    for (int64_t i = 0; i < inner; ++i) {
+      prefix.clear();
+      for (int64_t s = 0; s < n; ++s) {
+        const int64_t k = reverse ? n - 1 - s : s;
+        const int64_t at = base + k * inner + i;
+        if (!exclusive) prefix.push_back(x.data[size_t(at)]);
+        out.data[size_t(at)] = prefix.empty() ? a.ctx.zero() : a.ctx.sum(prefix);
+        if (exclusive) prefix.push_back(x.data[size_t(at)]);
+      }
+    }
+  return {std::move(out)};
+}
+
 }  // namespace
 
 void add_reduce_ops(std::vector<OpSchema>& defs) {
@@ -99,6 +128,9 @@ void add_reduce_ops(std::vector<OpSchema>& defs) {
   add_op(defs, "ReduceSumSquare", {1, 11, 13}, reduce_kernel(false, sum_square_of),
          traits(Reduction, false, false));
   add_op(defs, "ReduceSumSquare", {18}, reduce_kernel(true, sum_square_of), traits(Reduction, true, false));
+  add_op(defs, "CumSum", {11, 14}, cum_sum_kernel,
+         {.rule = DimRule::CumSum, .algebra = Reduction, .linearity = Linearity::Joint,
+          .shape_inputs = 0b10, .data_inputs = 0b1, .linear_inputs = 0b1});
 }
 
 }  // namespace onnx_tv::ops::detail

@@ -49,6 +49,7 @@ enum class DimRule {
   OneHot,
   TopK,
   ArgReduce,   // ArgMax, ArgMin
+  CumSum,      // the input's shape, prefix sums along an axis (input #1)
   LayerNorm,
   Shape,
   Size,

@@ -572,6 +572,15 @@ std::vector<DimValue> arg_reduce(RuleArgs& r) {
   return one(r, out);
 }
 
+// A prefix sum at one position counts the positions before it: the axis keeps its full size.
+std::vector<DimValue> cum_sum(RuleArgs& r) {
+  const DimValue& x = r.need(0);
+  if (x.dims.empty()) return one(r, x.dims);
+  const size_t axis = size_t(norm(r.ints(1, "axis")[0], x.dims.size()));
+  r.inf.dims.fix(x.dims[axis], r.here + " sums prefixes along it");
+  return one(r, x.dims);
+}
+
 std::vector<DimValue> layer_norm(RuleArgs& r) {
   const DimValue& x = r.need(0);
   const size_t axis = size_t(norm(attr_or(r.node, "axis", -1), x.dims.size()));
@@ -640,6 +649,7 @@ std::vector<DimValue> apply_rule(RuleArgs& r) {
     case DimRule::OneHot: return one_hot(r);
     case DimRule::TopK: return top_k(r);
     case DimRule::ArgReduce: return arg_reduce(r);
+    case DimRule::CumSum: return cum_sum(r);
     case DimRule::LayerNorm: return layer_norm(r);
     case DimRule::Shape:
     case DimRule::Size:

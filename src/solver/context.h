@@ -122,6 +122,19 @@ struct IntegerFunction {
   std::vector<Rational> values;
 };
 
+// Totals over the coefficients sent to CaDiCaL (solver/boolean_residue.h), one SAT problem
+// each, solved incrementally.
+struct ResidueStats {
+  int64_t coefficients = 0;   // coefficient polynomials given to CaDiCaL
+  int64_t proven = 0;         // of those, shown to vanish on every allowed routing
+  int64_t routings = 0;       // routings terms were split by (functions of routed values)
+  int64_t max_variables = 0;  // the largest problem, in variables
+  int64_t max_clauses = 0;    // and in clauses
+  int64_t solver_calls = 0;   // solve() calls, over every problem
+  double seconds = 0;         // spent in building and solving them
+  void add(const ResidueStats& o);
+};
+
 class Context {
  public:
   Context();
@@ -150,6 +163,10 @@ class Context {
   std::optional<std::pair<int64_t, int64_t>> integer_range(const std::string& name) const;
   std::optional<IntegerFunction> as_integer_function(Value v, int64_t max_points = 1 << 20);
   Value from_integer_function(const std::string& input, int64_t lo, std::span<const Value> values);
+ private:
+  std::optional<IntegerFunction> as_count_function(Value v, int64_t max_points);  // via count()
+
+ public:
   // The selection s as a value (selections.cpp): its integer input, named by the row's
   // canonical forms, k, the order and the slot, so two TopK nodes on one canonical row share
   // their atoms; a row of rationals gives the constant index. Infinite elements are
@@ -157,6 +174,14 @@ class Context {
   // the programs: evaluators compute a selection's value from its row at each point.
   Value select(const Selection& s);
   const Selection* selection(const std::string& name) const;
+  // A count (counters.cpp): v, a polynomial with integer coefficients over indicators of
+  // several inputs (a CumSum of routing masks: a token's place in an expert's buffer), as an
+  // integer input of its own, named by v's canonical form, over the values v takes on the
+  // routings the axioms allow (routing_sat.h). nullopt where v is not such a polynomial or may
+  // take more than max_values values. counter(name) is the definition of a count, nullptr for
+  // another input: evaluators compute a count's value from it.
+  std::optional<Value> count(Value v, int64_t max_values = 1 << 12);
+  const Value* counter(const std::string& name) const;
 
   // Arithmetic.
   Value add(Value a, Value b);
@@ -187,6 +212,16 @@ class Context {
   // The value with every def(p) replaced by p, recursively (functions re-applied to expanded
   // arguments), or nullopt when some polynomial on the way exceeds `max_terms`.
   std::optional<Value> expand_definitions(Value v, size_t max_terms);
+  // expand_definitions, with every term that holds an indicator, at every depth (inside the
+  // arguments of functions too), passed through `filter` first: it returns the factors to
+  // keep (the term without the indicators it knows to be 1) or nullopt for a term it knows to
+  // be 0. What it knows must hold wherever the caller uses the result (boolean_residue.cpp
+  // knows it under one routing, and multiplies the result by that routing's indicators).
+  using TermFilter = std::function<std::optional<std::vector<std::pair<AtomId, SmallRational>>>(
+      std::span<const std::pair<AtomId, SmallRational>>)>;
+  std::optional<Value> rewrite_terms(Value v, const TermFilter& filter, size_t max_terms);
+  // The product of the factors of a canonical monomial, or of some of them.
+  Value product_of(std::span<const std::pair<AtomId, SmallRational>> factors);
   static constexpr size_t kDefineAbove = limits::kDefineAbove;
 
   // Stage cuts (check's stage-wise proofs). cut(v) is v with its primitive part made a
@@ -235,6 +270,8 @@ class Context {
   std::optional<bool> regular_product(Value a, Value b, size_t& budget) const;
   std::optional<bool> products_share_a_term(std::span<const Value> a, std::span<const Value> b,
                                             size_t& budget);
+  // What every BooleanResidue on this Context sent to CaDiCaL (kernels and comparisons alike).
+  ResidueStats& residue_stats();
   // Changes the threshold above which product factors become definitions (kDefineAbove).
   void set_define_above(size_t terms);
 

@@ -145,6 +145,8 @@ struct Context::Impl {
   std::unordered_map<std::string, std::pair<int64_t, int64_t>> integer_inputs;
   // The integer inputs that are selections of TopK or ArgMax (selections.cpp), by name.
   std::unordered_map<std::string, Selection> selections;
+  // The integer inputs that are counts (counters.cpp), by name: their definitions.
+  std::unordered_map<std::string, Value> counters;
 
   const Primitive& primitive(PolyId p);
   AtomId first_inv(PolyId p) const;                // the lowest Inv atom occurring in p
@@ -184,6 +186,7 @@ struct Context::Impl {
   // their bodies; known_cut adds those to unfolded_by_cuts where it meets such a body.
   std::unordered_map<PolyId, std::vector<AtomId>> flattened;
   std::set<AtomId> unfolded_by_cuts;
+  ResidueStats residue_stats;
 };
 
 // The factors of the product of two monomials (sorted by atom, zero exponents dropped).

@@ -34,8 +34,10 @@ using Expanded = std::optional<Value>;
 class Expander {
  public:
   Expander(Context& ctx, size_t max_terms, std::unordered_map<PolyId, Value>& polys,
-           std::unordered_map<AtomId, Value>& atoms, std::unordered_set<PolyId>& too_big)
-      : ctx_(ctx), max_(max_terms), polys_(polys), atoms_(atoms), too_big_(too_big) {}
+           std::unordered_map<AtomId, Value>& atoms, std::unordered_set<PolyId>& too_big,
+           const Context::TermFilter* filter = nullptr)
+      : ctx_(ctx), max_(max_terms), polys_(polys), atoms_(atoms), too_big_(too_big),
+        filter_(filter) {}
 
   Expanded poly(PolyId p) {
     if (auto it = polys_.find(p); it != polys_.end()) return it->second;
@@ -54,7 +56,12 @@ class Expander {
       // Copy the view: building values below may move the store it points into.
       TermView tv = ctx_.term(p, i);
       const Rational coef = tv.coefficient->to_rational();
-      const std::vector<std::pair<AtomId, SmallRational>> factors(tv.factors.begin(), tv.factors.end());
+      std::vector<std::pair<AtomId, SmallRational>> factors(tv.factors.begin(), tv.factors.end());
+      if (filter_ && has_indicator(factors)) {
+        std::optional<std::vector<std::pair<AtomId, SmallRational>>> kept = (*filter_)(factors);
+        if (!kept) continue;  // the term is 0
+        factors = std::move(*kept);
+      }
       Value t = ctx_.constant(coef);
       for (const auto& [a, e] : factors) {
         Expanded f = power(a, e);
@@ -68,6 +75,12 @@ class Expander {
       terms.push_back(t);
     }
     return within(ctx_.sum(terms));
+  }
+
+  bool has_indicator(std::span<const std::pair<AtomId, SmallRational>> factors) const {
+    for (const auto& f : factors)
+      if (ctx_.atom(f.first).fn == Fn::Ind) return true;
+    return false;
   }
 
   Expanded within(Value v) const {
@@ -157,6 +170,7 @@ class Expander {
   std::unordered_map<PolyId, Value>& polys_;
   std::unordered_map<AtomId, Value>& atoms_;
   std::unordered_set<PolyId>& too_big_;
+  const Context::TermFilter* filter_;
 };
 
 }  // namespace
@@ -176,6 +190,25 @@ std::optional<Value> Context::expand_definitions(Value v, size_t max_terms) {
   }
   return Expander(*this, max_terms, I.expanded_polys, I.expanded_atoms, I.expand_too_big)
       .poly(v.poly);
+}
+
+std::optional<Value> Context::rewrite_terms(Value v, const TermFilter& filter, size_t max_terms) {
+  if (!v.is_finite()) return v;
+  struct Restore {
+    bool& flag;
+    bool saved;
+    ~Restore() { flag = saved; }
+  } restore{impl_->defining, impl_->defining};
+  impl_->defining = false;
+  // Its own memos: what a term becomes depends on the filter.
+  std::unordered_map<PolyId, Value> polys;
+  std::unordered_map<AtomId, Value> atoms;
+  std::unordered_set<PolyId> too_big;
+  return Expander(*this, max_terms, polys, atoms, too_big, &filter).poly(v.poly);
+}
+
+Value Context::product_of(std::span<const std::pair<AtomId, SmallRational>> factors) {
+  return impl_->make({Term{impl_->intern_mono(factors, nullptr), SmallRational(1)}});
 }
 
 }  // namespace onnx_tv::solver

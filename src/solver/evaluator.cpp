@@ -132,6 +132,11 @@ long double Evaluator::approx(Value v) {
 // [n = v] at the point: the integer input's value, or for a selection (TopK) the element its
 // row puts in the slot there (nullopt where the row is not exact).
 std::optional<Rational> Evaluator::exact_indicator(const AtomView& av) {
+  if (const Value* def = ctx_.counter(*av.name)) {  // a count: its definition's value
+    const std::optional<Rational> q = exact(*def);
+    if (!q) return std::nullopt;
+    return Rational(*q == *av.exponent ? 1 : 0);
+  }
   const Selection* s = ctx_.selection(*av.name);
   if (!s) return Rational(symbol_value_(*av.name) == *av.exponent ? 1 : 0);
   std::vector<Rational> x;
@@ -149,6 +154,8 @@ std::optional<Rational> Evaluator::exact_indicator(const AtomView& av) {
 
 // The same in long double: it only proposes points, which intervals confirm.
 long double Evaluator::approx_indicator(const AtomView& av) {
+  if (const Value* def = ctx_.counter(*av.name))
+    return std::llround(approx(*def)) == av.exponent->get_num().get_si() ? 1 : 0;
   const Selection* s = ctx_.selection(*av.name);
   if (!s) return symbol_value_(*av.name) == *av.exponent ? 1 : 0;
   std::vector<long double> x;

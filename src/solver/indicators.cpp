@@ -80,9 +80,12 @@ Value Context::indicator(const std::string& name, int64_t v) {
   const AtomId id = impl_->intern_atom(std::move(n));
   // A selection's indicator is a function of its row (selections.cpp): evaluators go through
   // the row, never take it for an exact input.
-  if (impl_->selections.count(name)) impl_->atoms[id].flags |= kHasFunction;
+  if (impl_->selections.count(name) || impl_->counters.count(name))
+    impl_->atoms[id].flags |= kHasFunction;
   return impl_->value_of_atom(id, SmallRational(1));
 }
+
+ResidueStats& Context::residue_stats() { return impl_->residue_stats; }
 
 std::optional<std::pair<int64_t, int64_t>> Context::integer_range(const std::string& name) const {
   auto it = impl_->integer_inputs.find(name);
@@ -111,10 +114,10 @@ std::optional<IntegerFunction> Context::as_integer_function(Value v, int64_t max
       base = c.to_rational();
       continue;
     }
-    if (fs.size() != 1 || I.atoms[fs[0].first].fn != Fn::Ind) return std::nullopt;
+    if (fs.size() != 1 || I.atoms[fs[0].first].fn != Fn::Ind) return as_count_function(v, max_points);
     const AtomNode& a = I.atoms[fs[0].first];
     if (f.input.empty()) f.input = a.name;
-    else if (f.input != a.name) return std::nullopt;  // a function of two inputs
+    else if (f.input != a.name) return as_count_function(v, max_points);  // several inputs
     at.emplace_back(a.exponent.get_num().get_si(), c.to_rational());
   }
   if (f.input.empty()) {

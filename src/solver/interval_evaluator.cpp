@@ -2,6 +2,8 @@
 // number an outward-rounded interval and every undefined case "unknown" instead of NaN.
 #include "solver/interval_evaluator.h"
 
+#include <cmath>
+
 namespace onnx_tv::solver {
 
 IntervalEvaluator::IntervalEvaluator(const Context& ctx,
@@ -67,6 +69,14 @@ MaybeInterval IntervalEvaluator::power(AtomId a, const SmallRational& e) {
 // [n = v] at the point: the integer input's value, or for a selection (TopK) the element its
 // row puts in the slot, where the row's intervals tell it for certain (else unknown).
 MaybeInterval IntervalEvaluator::indicator(const AtomView& av) {
+  if (const Value* def = ctx_.counter(*av.name)) {  // a count: known where one integer fits
+    const MaybeInterval i = eval(*def);
+    if (!i) return std::nullopt;
+    const double lo = std::ceil(mpfr_get_d(i->lo(), MPFR_RNDD));
+    const double hi = std::floor(mpfr_get_d(i->hi(), MPFR_RNDU));
+    if (lo != hi) return std::nullopt;
+    return Interval(Rational(Rational((long)lo) == *av.exponent ? 1 : 0), precision_);
+  }
   const Selection* s = ctx_.selection(*av.name);
   if (!s) return Interval(Rational(symbol_value_(*av.name) == *av.exponent ? 1 : 0), precision_);
   std::vector<Interval> x;

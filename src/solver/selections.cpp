@@ -52,8 +52,10 @@ Value Context::select(const Selection& s) {
     ONNX_TV_ASSERT(e.has_value(), "the selection of a row of rationals is certain");
     return constant((long long)*e);
   }
-  std::string name = std::string(s.largest ? "top" : "bottom") + std::to_string(s.k) +
-                     (s.ties_last ? "l" : "") + "#" + std::to_string(s.slot) + "(";
+  // Slot j's element does not depend on k: a TopK of 2 and one of 4 over one row (or an
+  // ArgMax and a TopK's first slot) share it.
+  std::string name = std::string(s.largest ? "top" : "bottom") + (s.ties_last ? "l" : "") + "#" +
+                     std::to_string(s.slot) + "(";
   for (size_t i = 0; i < s.row.size(); ++i) name += (i ? "," : "") + std::to_string(s.row[i].poly);
   name += ")";
   impl_->selections.try_emplace(name, s);

@@ -23,6 +23,64 @@ TEST(Moe, ExpertsSplitOverTwoAndFourRanksAreProven) {
     }
 }
 
+TEST(Moe, ARoutingMapProvesThroughTheRoutingAxioms) {
+  // Megatron's probs * routing_map, the map made by scattering ones at the selected experts:
+  // the map is 0/1 (Cast to bool) and the product is the gates only because no expert is in two
+  // slots, which CaDiCaL proves (solver/boolean_residue.h). The Or form agrees by algebra.
+  for (const char* mode : {"", " --no-reduce"}) {
+    CliRun r = check("ep2_routing_map", mode);
+    EXPECT_EQ(r.exit_code, 0) << mode << "\n" << r.out;
+    EXPECT_NE(r.out.find("routing axioms: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("proven to vanish by CaDiCaL"), std::string::npos) << r.out;
+    r = check("ep4_or_map", mode);
+    EXPECT_EQ(r.exit_code, 0) << mode << "\n" << r.out;
+  }
+}
+
+TEST(Moe, ARoutingMapMissingASlotIsRefuted) {
+  CliRun r = check("ep2_map_first_slot");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("witness:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("first diverging operator, plan: /router/"), std::string::npos) << r.out;
+  r = check("ep2_map_first_slot", " --no-stages");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("first diverging operator, plan: /router/Mul_map"), std::string::npos) << r.out;
+}
+
+TEST(Moe, AllToAllDispatchIsProvenPaddedDenseAndWithACapacity) {
+  // Tokens split over the ranks and sent to their experts' ranks by AllToAll: one buffer slot
+  // per token (a2a2_padded: the expert applied to a masked slot is the expert applied to the
+  // token only where the routing sends the token there, which splitting by routings decides),
+  // every token (a2a2_dense), or GShard's place = CumSum of the routing mask, a count whose
+  // definition CaDiCaL knows (a2a2_capacity).
+  for (const char* mode : {"", " --no-reduce"})
+    for (const char* plan : {"a2a2_padded", "a2a2_dense", "a2a2_capacity"}) {
+      CliRun r = check(plan, mode);
+      EXPECT_EQ(r.exit_code, 0) << plan << mode << "\n" << r.out;
+    }
+  CliRun r = check("a2a2_capacity");
+  EXPECT_NE(r.out.find("proven to vanish by CaDiCaL"), std::string::npos) << r.out;
+}
+
+TEST(Moe, ACapacityCountedPerRankDropsTokensAndIsRefuted) {
+  // The capacity of a2a2_capacity_per_rank is the rank's tokens divided by the ranks: a rank's
+  // second token routed to an expert its first token took has no slot. The witness routes both
+  // tokens of rank 0 alike (all scores 0: ties go to the lower experts).
+  for (const char* mode : {"", " --no-reduce"}) {
+    CliRun r = check("a2a2_capacity_per_rank", mode);
+    EXPECT_EQ(r.exit_code, 1) << mode << "\n" << r.out;
+    EXPECT_NE(r.out.find("witness:"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("plan value:    y@rank0"), std::string::npos) << r.out;
+  }
+}
+
+TEST(Moe, GatesOfAnotherExpertAfterAllToAllAreRefuted) {
+  CliRun r = check("a2a2_wrong_gate");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("witness:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plan value:    y@rank1"), std::string::npos) << r.out;  // rank 1 rolls them
+}
+
 TEST(Moe, TheExpertAxisKeepsItsSizeAndTokensShrink) {
   CliRun r = check("ep2");
   EXPECT_NE(r.out.find("TopK node '/router/TopK' selects along it (size 4)"), std::string::npos) << r.out;

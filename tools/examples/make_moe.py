@@ -14,8 +14,17 @@ output all-reduced, as TrainVerify's DeepSeek-V3 plans split experts inside a gr
   ep2_scatter             the same with the gates made as torch does, the top-k weights
                           scattered into zeros at their experts (ScatterElements, no reduction:
                           distinct slots never meet)
+  ep2_routing_map         Megatron's probs * routing_map: the scattered gates times a 0/1 map
+                          made by scattering ones at the selected experts
+                          (Cast to bool: the map is 0 or 1 only because no expert is in two
+                          slots, which the canonical form does not know and CaDiCaL proves, as
+                          it proves the map times the gates equal to the gates)
+  ep4_or_map              the same map made as Or over the slots of Equal(idx[:, j], expert id),
+                          which agrees by algebra alone: (p + q - pq) p = p
 Seeded bugs:
   ep2_offset              rank 1 takes the gate columns of its experts one to the left
+  ep2_map_first_slot      the routing map scatters ones at the first slot's expert only, so
+                          every token loses its second expert
   ep2_full_softmax        the combine weights are the softmax over all E scores, read at the
                           selected experts, not the softmax of the selected scores
 """
@@ -37,7 +46,33 @@ def const(name, value, t=I64, shape=()):
              value=helper.make_tensor(name + "_v", t, list(shape), vals))
 
 
-def routing(full_softmax=False, scatter=False):
+def routing_map(kind):
+    """Megatron's form: the gates scattered as torch does, times a 0/1 routing map of the
+    selected experts, made by scattering ones (`scatter`) or by Or of each slot's Equal (`or`).
+    Each expert appears in the map once because no expert is in two slots: the forms agree
+    only through that axiom."""
+    nodes = [const("one_f", 1.0, F), const("expert_ids", list(range(E)), I64, [1, E]),
+             const("k_start", [0], I64, [1]), const("one_i", [1], I64, [1])]
+    if kind in ("scatter", "first_slot"):
+        slots = "k" if kind == "scatter" else "one_i"
+        nodes += [N("Add", ["zeros", "one_f"], ["ones_e"], name="/router/Add_ones"),
+                  N("Slice", ["ones_e", "k_start", slots, "last"], ["ones_k"], name="/router/Slice_ones"),
+                  N("Slice", ["idx", "k_start", slots, "last"], ["idx_map"], name="/router/Slice_idx"),
+                  N("ScatterElements", ["zeros", "idx_map", "ones_k"], ["map_f"],
+                    name="/router/routing_map", axis=-1),
+                  N("Cast", ["map_f"], ["map"], name="/router/Cast_map", to=TensorProto.BOOL)]
+    else:
+        nodes += [N("Slice", ["idx", "k_start", "one_i", "last"], ["idx0"], name="/router/Slice0"),
+                  N("Slice", ["idx", "one_i", "k", "last"], ["idx1"], name="/router/Slice1"),
+                  N("Equal", ["idx0", "expert_ids"], ["is0"], name="/router/Equal0"),
+                  N("Equal", ["idx1", "expert_ids"], ["is1"], name="/router/Equal1"),
+                  N("Or", ["is0", "is1"], ["map"], name="/router/routing_map")]
+    return nodes + [
+        N("Cast", ["map"], ["map_float"], name="/router/Cast", to=F),
+        N("Mul", ["probs_scattered", "map_float"], ["gates"], name="/router/Mul_map")]
+
+
+def routing(full_softmax=False, scatter=False, masked=None):
     """gates[T, E] from x and Wr."""
     nodes = [N("MatMul", ["x", "Wr"], ["scores"], name="/router/MatMul"),
              const("k", [K], I64, [1]),
@@ -52,6 +87,11 @@ def routing(full_softmax=False, scatter=False):
                     axis=-1)]
     else:
         nodes += [N("Softmax", ["vals"], ["weights"], name="/router/Softmax", axis=-1)]
+    if masked:
+        return nodes + [
+            N("Mul", ["scores", "zero_f"], ["zeros"], name="/router/Mul_zero"),
+            N("ScatterElements", ["zeros", "idx", "weights"], ["probs_scattered"],
+              name="/router/ScatterElements", axis=-1)] + routing_map(masked)
     if scatter:  # torch's zeros_like(scores).scatter(1, idx, weights)
         return nodes + [
             N("Mul", ["scores", "zero_f"], ["zeros"], name="/router/Mul_zero"),
@@ -82,10 +122,10 @@ def spec():
                  [vi("y", [T, H])])
 
 
-def ep_rank(r, ranks, column_shift=0, full_softmax=False, scatter=False):
+def ep_rank(r, ranks, column_shift=0, full_softmax=False, scatter=False, masked=None):
     e = E // ranks
     start = r * e + column_shift
-    nodes = routing(full_softmax, scatter) + [
+    nodes = routing(full_softmax, scatter, masked) + [
         const("cols_start", [start], I64, [1]), const("cols_end", [start + e], I64, [1]),
         const("cols_axis", [1], I64, [1]),
         N("Slice", ["gates", "cols_start", "cols_end", "cols_axis"], ["gates_local"],
@@ -102,6 +142,94 @@ def ep_rank(r, ranks, column_shift=0, full_softmax=False, scatter=False):
                          vi("W2_local", [e, FF, H])], [vi("y", [T, H])], binds, comm=True)
 
 
+def a2a_rank(r, ranks, masked=True, combine_shift=0):
+    """Tokens split over the ranks, experts too; every rank routes its own tokens and sends
+    expert e a buffer of one slot per token (capacity = its token count), the slot holding the
+    token where it is routed to e and zeros elsewhere (`masked`), or every token (dense
+    dispatch). AllToAll delivers each expert its slots from every rank, and a second AllToAll
+    returns the outputs, which the gates combine."""
+    t, e = T // ranks, E // ranks
+    nodes = routing() + [
+        const("two_axes", [1], I64, [1]),
+        N("ReduceSum", ["hot", "two_axes"], ["mask"], name="/dispatch/ReduceSum_mask", keepdims=0),
+        N("Transpose", ["mask"], ["mask_t"], name="/dispatch/Transpose", perm=[1, 0]),
+        N("Unsqueeze", ["mask_t", "last"], ["mask_u"], name="/dispatch/Unsqueeze_mask"),
+        const("zero_axis", [0], I64, [1]),
+        N("Unsqueeze", ["x", "zero_axis"], ["x1"], name="/dispatch/Unsqueeze_x")]
+    if masked:
+        nodes += [N("Mul", ["mask_u", "x1"], ["buffer"], name="/dispatch/Mul")]
+    else:
+        nodes += [const("e_shape", [E, t, H], I64, [3]),
+                  N("Expand", ["x1", "e_shape"], ["buffer"], name="/dispatch/Expand")]
+    nodes += [
+        N("AllToAll", ["buffer"], ["received"], domain="onnx_tv", name="/dispatch/AllToAll",
+          group=list(range(ranks)), split_axis=0, concat_axis=1),
+        N("MatMul", ["received", "W1_local"], ["up"], name="/experts/MatMul_up"),
+        N("Relu", ["up"], ["act"], name="/experts/Relu"),
+        N("MatMul", ["act", "W2_local"], ["down"], name="/experts/MatMul_down"),
+        N("AllToAll", ["down"], ["returned"], domain="onnx_tv", name="/combine/AllToAll",
+          group=list(range(ranks)), split_axis=1, concat_axis=0)]
+    gates = "gates"
+    if combine_shift:  # the gates of the expert next door
+        nodes += [const("shift", [combine_shift], I64, [1]), const("axis1", [1], I64, [1]),
+                  N("Gather", ["gates", "rolled"], ["gates_rolled"], name="/combine/Gather", axis=1),
+                  const("rolled", [(i + combine_shift) % E for i in range(E)], I64, [E])]
+        nodes = nodes[:-4] + [nodes[-1]] + nodes[-4:-1]
+        gates = "gates_rolled"
+    nodes += [
+        N("Transpose", [gates], ["gates_t"], name="/combine/Transpose", perm=[1, 0]),
+        N("Unsqueeze", ["gates_t", "last"], ["gates_u"], name="/combine/Unsqueeze"),
+        N("Mul", ["gates_u", "returned"], ["scaled"], name="/combine/Mul"),
+        N("ReduceSum", ["scaled", "zero_axis"], ["y"], name="/combine/ReduceSum", keepdims=0)]
+    experts_of = [[r * e, r * e + e], None, None]
+    tokens_of = [[r * t, r * t + t], None]
+    binds = [{"value": "x", "spec": "x", "slice": tokens_of}, {"value": "Wr", "spec": "Wr"},
+             {"value": "W1_local", "spec": "W1", "slice": experts_of},
+             {"value": "W2_local", "spec": "W2", "slice": experts_of},
+             {"value": "y", "spec": "y", "slice": tokens_of}]
+    return model(nodes, [vi("x", [t, H]), vi("Wr", [H, E]), vi("W1_local", [e, H, FF]),
+                         vi("W2_local", [e, FF, H])], [vi("y", [t, H])], binds, comm=True)
+
+
+def capacity_rank(r, ranks, capacity):
+    """GShard's dispatch with a fixed capacity: a token's place in expert e's buffer is the
+    number of this rank's earlier tokens routed to e (an exclusive CumSum of the routing mask),
+    the dispatch mask is the routing mask times OneHot(place, capacity), the buffers
+    [E, capacity, H] are an Einsum of it with the tokens, AllToAll sends each expert its
+    buffers, and the combine weights are the gates times the dispatch mask. A token whose place
+    is at or past the capacity is dropped: with every rank's tokens (T / ranks) as capacity
+    none is."""
+    t, e = T // ranks, E // ranks
+    nodes = routing() + [
+        const("two_axes", [1], I64, [1]), const("zero_axis", [0], I64, [1]),
+        const("token_axis", 0, I64), const("capacity", capacity),
+        N("ReduceSum", ["hot", "two_axes"], ["mask"], name="/dispatch/ReduceSum_mask", keepdims=0),
+        N("CumSum", ["mask", "token_axis"], ["place_f"], name="/dispatch/CumSum", exclusive=1),
+        N("Cast", ["place_f"], ["place"], name="/dispatch/Cast", to=I64),
+        N("OneHot", ["place", "capacity", "off_on"], ["slot"], name="/dispatch/OneHot", axis=-1),
+        N("Unsqueeze", ["mask", "last"], ["mask_u"], name="/dispatch/Unsqueeze_mask"),
+        N("Mul", ["mask_u", "slot"], ["dispatch"], name="/dispatch/Mul"),
+        N("Einsum", ["dispatch", "x"], ["buffer"], name="/dispatch/Einsum", equation="tec,th->ech"),
+        N("AllToAll", ["buffer"], ["received"], domain="onnx_tv", name="/dispatch/AllToAll",
+          group=list(range(ranks)), split_axis=0, concat_axis=1),
+        N("MatMul", ["received", "W1_local"], ["up"], name="/experts/MatMul_up"),
+        N("Relu", ["up"], ["act"], name="/experts/Relu"),
+        N("MatMul", ["act", "W2_local"], ["down"], name="/experts/MatMul_down"),
+        N("AllToAll", ["down"], ["returned"], domain="onnx_tv", name="/combine/AllToAll",
+          group=list(range(ranks)), split_axis=1, concat_axis=0),
+        N("Unsqueeze", ["gates", "last"], ["gates_u"], name="/combine/Unsqueeze"),
+        N("Mul", ["gates_u", "dispatch"], ["combine"], name="/combine/Mul"),
+        N("Einsum", ["combine", "returned"], ["y"], name="/combine/Einsum", equation="tec,ech->th")]
+    experts_of = [[r * e, r * e + e], None, None]
+    tokens_of = [[r * t, r * t + t], None]
+    binds = [{"value": "x", "spec": "x", "slice": tokens_of}, {"value": "Wr", "spec": "Wr"},
+             {"value": "W1_local", "spec": "W1", "slice": experts_of},
+             {"value": "W2_local", "spec": "W2", "slice": experts_of},
+             {"value": "y", "spec": "y", "slice": tokens_of}]
+    return model(nodes, [vi("x", [t, H]), vi("Wr", [H, E]), vi("W1_local", [e, H, FF]),
+                         vi("W2_local", [e, FF, H])], [vi("y", [t, H])], binds, comm=True)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "moe")
@@ -109,6 +237,14 @@ def main():
         "ep2": [ep_rank(r, 2) for r in range(2)],
         "ep4": [ep_rank(r, 4) for r in range(4)],
         "ep2_scatter": [ep_rank(r, 2, scatter=True) for r in range(2)],
+        "ep2_routing_map": [ep_rank(r, 2, masked="scatter") for r in range(2)],
+        "ep4_or_map": [ep_rank(r, 4, masked="or") for r in range(4)],
+        "ep2_map_first_slot": [ep_rank(r, 2, masked="first_slot") for r in range(2)],
+        "a2a2_padded": [a2a_rank(r, 2) for r in range(2)],
+        "a2a2_dense": [a2a_rank(r, 2, masked=False) for r in range(2)],
+        "a2a2_wrong_gate": [a2a_rank(0, 2), a2a_rank(1, 2, combine_shift=1)],
+        "a2a2_capacity": [capacity_rank(r, 2, T // 2) for r in range(2)],
+        "a2a2_capacity_per_rank": [capacity_rank(r, 2, T // 2 // 2) for r in range(2)],
         "ep2_offset": [ep_rank(0, 2), ep_rank(1, 2, column_shift=-1)],
         "ep2_full_softmax": [ep_rank(r, 2, full_softmax=True) for r in range(2)],
     })

@@ -1,0 +1,61 @@
+// Counts: integer inputs that stand for an integer-valued polynomial over indicators of several
+// inputs (context.h, Context::count). A token's place in an expert's buffer is the number of
+// earlier tokens routed there, a CumSum over routing masks; indexing a buffer by it needs its
+// indicators [place = c], which the polynomial does not have. A count is named by the
+// polynomial's canonical form (so the spec and the ranks share it, as selections are shared),
+// its range is the set of values the polynomial takes on the routings the axioms allow (asked of
+// CaDiCaL, value by value, through its definition in routing_sat.cpp), and evaluators compute
+// it from its definition. Forms that differ by writing the polynomial or the count are told
+// equal by the boolean residue, where the definition is an axiom.
+#include "solver/context_impl.h"
+#include "solver/routing_sat.h"
+
+namespace onnx_tv::solver {
+
+std::optional<Value> Context::count(Value v, int64_t max_values) {
+  if (!v.is_finite()) return std::nullopt;
+  Impl& I = *impl_;
+  mpz_class lo = 0, hi = 0;  // bounds: every indicator 0 or 1
+  for (const auto& [m, c] : I.polys[v.poly].terms) {
+    const Rational q = c.to_rational();
+    if (q.get_den() != 1) return std::nullopt;
+    for (const auto& [a, e] : I.monos[m].factors)
+      if (I.atoms[a].fn != Fn::Ind || e != SmallRational(1)) return std::nullopt;
+    if (I.monos[m].factors.empty() || q > 0) hi += q.get_num();
+    if (I.monos[m].factors.empty() || q < 0) lo += q.get_num();
+  }
+  if (mpz_class(hi - lo) >= max_values) return std::nullopt;
+  const std::string name = "count(" + std::to_string(v.poly) + ")";
+  if (auto it = I.integer_inputs.find(name); it != I.integer_inputs.end())
+    return it->second.second - it->second.first == 1 ? constant((long long)it->second.first)
+                                                     : integer_input(name, it->second.first, it->second.second);
+  I.counters.emplace(name, v);
+  I.integer_inputs.emplace(name, std::make_pair(lo.get_si(), hi.get_si() + 1));
+  // The values it takes: those some allowed routing gives it.
+  RoutingSat sat(*this);
+  sat.add(name);
+  int64_t first = hi.get_si() + 1, last = lo.get_si() - 1;
+  for (int64_t u = lo.get_si(); u <= hi.get_si(); ++u) {
+    const Fact f{name, u};
+    if (!sat.satisfiable(std::span<const Fact>(&f, 1))) continue;
+    first = std::min(first, u);
+    last = std::max(last, u);
+  }
+  ONNX_TV_ASSERT(first <= last, "a count that no routing gives a value: " + to_string(v));
+  I.integer_inputs[name] = {first, last + 1};
+  if (first == last) return constant((long long)first);
+  return integer_input(name, first, last + 1);
+}
+
+const Value* Context::counter(const std::string& name) const {
+  auto it = impl_->counters.find(name);
+  return it == impl_->counters.end() ? nullptr : &it->second;
+}
+
+std::optional<IntegerFunction> Context::as_count_function(Value v, int64_t max_points) {
+  const std::optional<Value> c = count(v, max_points);
+  if (!c) return std::nullopt;
+  return as_integer_function(*c, max_points);
+}
+
+}  // namespace onnx_tv::solver

@@ -1,0 +1,140 @@
+// The boolean residue (solver/boolean_residue.h): differences that vanish only where the slots
+// of one selection hold distinct elements are proven by CaDiCaL; differences that some allowed
+// routing leaves nonzero are not, and the routing is named.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "solver/boolean_residue.h"
+#include "solver/context.h"
+
+namespace onnx_tv::solver {
+namespace {
+
+struct Residue : ::testing::Test {
+  Context c;
+  std::vector<Value> row = {c.symbol("r0"), c.symbol("r1"), c.symbol("r2"), c.symbol("r3")};
+  Value slot(int64_t j, const std::vector<Value>& r) {
+    Selection s;
+    s.row = r;
+    s.k = 2;
+    s.slot = j;
+    return c.select(s);
+  }
+  // [slot j = e] of the top 2 of `row`.
+  Value holds(int64_t j, int64_t e) {
+    const auto f = c.as_integer_function(slot(j, row));
+    return c.indicator(f->input, e);
+  }
+  Value x = c.symbol("x");
+};
+
+TEST_F(Residue, TwoSlotsNeverHoldOneElement) {
+  // The product of two slots' indicators at one element is 0 only by the axiom: the canonical
+  // form keeps it, CaDiCaL proves it vanishes.
+  BooleanResidue r(c);
+  const Value both = c.mul(c.mul(holds(0, 2), holds(1, 2)), x);
+  ASSERT_NE(both, c.zero());
+  std::string why;
+  EXPECT_TRUE(r.equal(both, c.zero(), &why)) << why;
+  EXPECT_EQ(r.stats().proven, 1);
+  EXPECT_GE(r.stats().solver_calls, 1);
+}
+
+TEST_F(Residue, AMaskMadeWithOrEqualsTheSumOfOneHots) {
+  // Or over the slots' one-hots, p + q - pq, against their sum: equal because pq is never 1.
+  // At element 0 each indicator is 1 minus the others, so the difference is a polynomial with
+  // many terms that only the axioms make vanish.
+  BooleanResidue r(c);
+  for (int64_t e = 0; e < 4; ++e) {
+    const Value p = holds(0, e), q = holds(1, e);
+    const Value either = c.sub(c.add(p, q), c.mul(p, q));
+    const Value gate = c.mul(c.add(p, q), x);
+    std::string why;
+    EXPECT_TRUE(r.equal(c.mul(either, x), gate, &why)) << "element " << e << ": " << why;
+  }
+  EXPECT_EQ(r.stats().proven, 4);
+}
+
+TEST_F(Residue, AMaskTimesGatesIsTheGates) {
+  // Megatron's routing map times the scattered gates: (sum_j [s_j = e]) (sum_j [s_j = e] w_j)
+  // is sum_j [s_j = e] w_j, through the cross terms [s_0 = e][s_1 = e] = 0.
+  BooleanResidue r(c);
+  const Value w0 = c.symbol("w0"), w1 = c.symbol("w1");
+  for (int64_t e = 0; e < 4; ++e) {
+    const Value mask = c.add(holds(0, e), holds(1, e));
+    const Value gate = c.add(c.mul(holds(0, e), w0), c.mul(holds(1, e), w1));
+    EXPECT_TRUE(r.equal(c.mul(mask, gate), gate)) << e;
+  }
+}
+
+TEST_F(Residue, ADifferenceSomeRoutingAllowsIsNotProven) {
+  // Slot 0 at element 1 against slot 1 at element 1: they differ wherever one holds.
+  BooleanResidue r(c);
+  std::string why;
+  EXPECT_FALSE(r.equal(c.mul(holds(0, 1), x), c.mul(holds(1, 1), x), &why));
+  EXPECT_NE(why.find("under the routing"), std::string::npos) << why;
+  EXPECT_NE(why.find("slot 0 of a TopK row = 1"), std::string::npos) << why;
+  EXPECT_EQ(r.stats().proven, 0);
+}
+
+TEST_F(Residue, SlotsOfTwoRowsAreNotDistinct) {
+  // The axiom binds slots of one row only: another row's slot 1 may hold what this row's slot 0
+  // holds.
+  BooleanResidue r(c);
+  const std::vector<Value> other = {c.symbol("q0"), c.symbol("q1"), c.symbol("q2"), c.symbol("q3")};
+  const auto f = c.as_integer_function(slot(1, other));
+  const Value both = c.mul(c.mul(holds(0, 2), c.indicator(f->input, 2)), x);
+  EXPECT_FALSE(r.equal(both, c.zero()));
+  // Nor do two values of one plain integer input (two token ids) exclude each other.
+  const Value a = c.integer_input("a", 0, 3), b = c.integer_input("b", 0, 3);
+  (void)a;
+  (void)b;
+  EXPECT_FALSE(r.equal(c.mul(c.indicator("a", 1), c.indicator("b", 1)), c.zero()));
+}
+
+TEST_F(Residue, AnExpertOnTheBufferSlotOfARoutedTokenIsTheExpertOnTheToken) {
+  // A padded dispatch: expert e's buffer slot for this token holds mask * x, mask = [s0 = e] +
+  // [s1 = e]; the gates combine relu(w * slot). The spec applies relu to x itself. Where the
+  // gate of slot j is nonzero, s_j = e, so the mask is 1 (the other slot cannot hold e): the
+  // routing inside relu is decided only by splitting the term by its routings.
+  BooleanResidue r(c);
+  const Value g0 = c.symbol("g0"), g1 = c.symbol("g1"), w = c.symbol("w");
+  std::vector<Value> spec, plan;
+  for (int64_t e = 0; e < 4; ++e) {
+    const Value gate = c.add(c.mul(holds(0, e), g0), c.mul(holds(1, e), g1));
+    const Value mask = c.add(holds(0, e), holds(1, e));
+    spec.push_back(c.mul(gate, c.relu(c.mul(w, x))));
+    plan.push_back(c.mul(gate, c.relu(c.mul(w, c.mul(mask, x)))));
+  }
+  ASSERT_NE(c.sum(spec), c.sum(plan));
+  std::string why;
+  EXPECT_TRUE(r.equal(c.sum(spec), c.sum(plan), &why)) << why;
+  EXPECT_GT(r.stats().routings, 0);
+  // A buffer slot that keeps only slot 0's tokens loses the second expert.
+  std::vector<Value> lossy;
+  for (int64_t e = 0; e < 4; ++e) {
+    const Value gate = c.add(c.mul(holds(0, e), g0), c.mul(holds(1, e), g1));
+    lossy.push_back(c.mul(gate, c.relu(c.mul(w, c.mul(holds(0, e), x)))));
+  }
+  EXPECT_FALSE(r.equal(c.sum(spec), c.sum(lossy), &why));
+}
+
+TEST_F(Residue, ADifferenceWithoutIndicatorsIsLeftAlone) {
+  BooleanResidue r(c);
+  EXPECT_FALSE(r.equal(x, c.add(x, c.one())));
+  EXPECT_EQ(r.stats().coefficients, 0);
+}
+
+TEST_F(Residue, TopKAndArgMaxShareTheirFirstSlot) {
+  // Slot j's element does not depend on k.
+  Selection s;
+  s.row = row;
+  s.k = 1;
+  s.slot = 0;
+  EXPECT_EQ(c.select(s), slot(0, row));
+}
+
+}  // namespace
+}  // namespace onnx_tv::solver
