@@ -349,7 +349,8 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
         return Comparison::Same;
       }
       // Forms that agree only where the routing axioms hold (solver/boolean_residue.h).
-      if (residue.equal(a, b)) {
+      std::string residue_why;
+      if (residue.equal(a, b, &residue_why)) {
         form.expanded = true;
         return Comparison::Same;
       }

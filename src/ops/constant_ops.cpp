@@ -267,6 +267,28 @@ std::vector<Tensor> constant_kernel(KernelArgs& a) {
 
 }  // namespace
 
+Value wrap_result(Context& ctx, Value v, DType t, const std::string& op) {
+  if (!ir::is_integer(t) || t == DType::Int64 || t == DType::UInt64 || !v.is_finite()) return v;
+  if (ctx.is_constant(v)) {
+    const std::optional<solver::Rational> q = ctx.as_rational(v);
+    if (!q || q->get_den() != 1) return v;  // not an integer: another op's error
+    return ctx.constant(wrap_integer(*q, t));
+  }
+  // A value of integer inputs, wrapped at each of their values.
+  if (const auto f = ctx.as_integer_function(v)) {
+    std::vector<Value> wrapped;
+    bool same = true;
+    for (const solver::Rational& q : f->values) {
+      const solver::Rational w = q.get_den() == 1 ? wrap_integer(q, t) : q;
+      same &= w == q;
+      wrapped.push_back(ctx.constant(w));
+    }
+    return same ? v : ctx.from_integer_function(f->input, f->lo, wrapped);
+  }
+  throw Unsupported(op + " in " + ir::dtype_name(t) + " of the symbolic value " + ctx.to_string(v) +
+                    " is not modeled (it may wrap around)");
+}
+
 void add_constant_ops(std::vector<OpSchema>& defs) {
   using enum Algebra;
   add_op(defs, "Gather", {1, 11, 13}, gather_kernel,

@@ -32,8 +32,10 @@ Kernel binary_kernel(Value (Context::*op)(Value, Value)) {
     expect_input_count(a, 2, 2);
     DType t = common_dtype(a, 0, 1);
     Context& ctx = a.ctx;
-    return std::vector<Tensor>{
-        broadcast_binary(a, t, [&ctx, op](Value x, Value y) { return (ctx.*op)(x, y); })};
+    const std::string& name = a.node.op_type;
+    return std::vector<Tensor>{broadcast_binary(a, t, [&ctx, op, t, &name](Value x, Value y) {
+      return wrap_result(ctx, (ctx.*op)(x, y), t, name);
+    })};
   };
 }
 
@@ -109,7 +111,7 @@ Kernel unary_kernel(Value (Context::*op)(Value)) {
     const Tensor& x = input(a, 0);
     Tensor out{x.dtype, x.shape, {}};
     out.data.reserve(x.data.size());
-    for (Value v : x.data) out.data.push_back((a.ctx.*op)(v));
+    for (Value v : x.data) out.data.push_back(wrap_result(a.ctx, (a.ctx.*op)(v), x.dtype, a.node.op_type));
     return std::vector<Tensor>{std::move(out)};
   };
 }
@@ -140,7 +142,7 @@ Kernel variadic_kernel(const std::string& op) {
       for (size_t i = 0; i < args.size(); ++i) args[i] = input(a, i).data[maps[i][k]];
       if (op == "Max") data.push_back(ctx.max(args));
       else if (op == "Min") data.push_back(ctx.min(args));
-      else if (op == "Sum") data.push_back(ctx.sum(args));
+      else if (op == "Sum") data.push_back(wrap_result(ctx, ctx.sum(args), t, op));
       else data.push_back(ctx.div(ctx.sum(args), count));
     }
     return std::vector<Tensor>{ir::make_tensor(t, std::move(out), std::move(data))};

@@ -22,6 +22,12 @@ using solver::Rational;
 using solver::Value;
 
 // Registration, one function per family file; registry.cpp calls them all once.
+// v as an integer op computing in `t` leaves it: wrapped into t's range (uint8 200 + 100 is
+// 44) for int8 to uint32, on constants and on values of integer inputs, value by value;
+// Unsupported for another symbolic value, which might wrap. int64 and uint64 are left as
+// they are: their indices and counts stay far below 2^63.
+Value wrap_result(Context& ctx, Value v, DType t, const std::string& op);
+
 void add_elementwise_ops(std::vector<OpSchema>& defs);
 void add_matmul_ops(std::vector<OpSchema>& defs);
 void add_reduce_ops(std::vector<OpSchema>& defs);

@@ -151,11 +151,19 @@ void run_comm(Inference& inf, const frontend::Plan& plan, const exec::Step& step
     for (Var p : v.positions)
       if (std::find(out.positions.begin(), out.positions.end(), p) == out.positions.end())
         out.positions.push_back(p);
+    for (Var p : v.counts)
+      if (std::find(out.counts.begin(), out.counts.end(), p) == out.counts.end())
+        out.counts.push_back(p);
+    out.mask = out.mask && v.mask;
   }
   // A sum over ranks of data that does not depend on the inputs counts the ranks (an
   // all-reduced 1 is the group's size): the count keeps its full size.
   const bool sums = first.comm.kind == CommKind::AllReduce || first.comm.kind == CommKind::ReduceScatter;
   if (sums && !out.symbolic) fix_spanned(inf, first.comm.group, here + " sums data that does not depend on the inputs over it");
+  // A sum over ranks of routing data counts over them (tokens routed to an expert on every
+  // rank of the group): the ranks are kept, as a count along a dimension is (sizes_as_data.cpp).
+  const bool routing = out.symbolic && (out.mask || ir::is_integer(out.dtype) || out.dtype == ir::DType::Bool);
+  if (sums && routing) fix_spanned(inf, first.comm.group, here + " sums routing data over it");
   const size_t r = out.dims.size();
   auto axis_of = [&](int64_t a) {
     const int64_t n = a < 0 ? a + int64_t(r) : a;

@@ -30,6 +30,12 @@ struct DimValue {
   bool symbolic = false;
   // The variables of the Range axes whose positions it carries as values.
   Axis positions;
+  // Routing data: symbolic, but made only of indices, comparisons and masks (TopK's indices,
+  // a OneHot of them, their sums) and constants, so its values are integers that count.
+  bool mask = false;
+  // The variables of the axes along which routing data was summed into it: its values count
+  // elements along them (a token's place in an expert's buffer).
+  Axis counts;
   // Variables along which it is the same at every position, and along which some part of it
   // is (a sum along those counts elements): uniform_parts.cpp.
   Axis uniform;

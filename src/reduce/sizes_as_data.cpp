@@ -12,6 +12,11 @@
 //   Positions compared with positions (a causal mask from two Ranges) stay reducible. The
 //   Range's dimension keeps its full size otherwise, and also where positions index a table
 //   (Gather, GatherElements, the scatters, OneHot): the indexed axis keeps its full size.
+// - counts of routing data (a mask of the tokens routed to an expert, summed along the tokens
+//   by a CumSum, a MatMul with a triangular matrix, a ReduceSum or an all-reduce) read as
+//   indices or by a piecewise op (a token's place against a buffer's capacity): fewer tokens
+//   never fill the buffer, so a capacity too small for the real count would pass. The summed
+//   dimension (or the ranks summed over) keeps its full size.
 #include <algorithm>
 #include <set>
 
@@ -90,6 +95,52 @@ void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
   }
   const DimValue* x = in.empty() ? nullptr : in[0];
 
+  // Routing data in, and nothing symbolic but routing data: the output is routing data too,
+  // and a sum of it along an axis counts along that axis.
+  auto routing = [](const DimValue& v) {
+    return v.symbolic && (v.mask || ir::is_integer(v.dtype) || v.dtype == ir::DType::Bool);
+  };
+  bool any_routing = false, only_routing = true;
+  Axis counts;
+  for (size_t k = 0; k < in.size(); ++k) {
+    if (!in[k] || is_shape_slot(n, k)) continue;
+    add_positions(counts, in[k]->counts);
+    if (routing(*in[k])) any_routing = true;
+    else if (in[k]->symbolic) only_routing = false;
+  }
+  using ops::Algebra;
+  const Algebra alg = schema.traits.algebra;
+  // Functions that keep integers integers: piecewise ones (OneHot, comparisons, Max), not exp.
+  const bool mask_out = any_routing && only_routing &&
+                        (alg != Algebra::Function || schema.traits.piecewise) &&
+                        alg != Algebra::Quotient && alg != Algebra::Power && alg != Algebra::Norm;
+  if (mask_out && x) {
+    if (schema.has_rule(ops::DimRule::Reduce))
+      for (int64_t a : reduced_axes(inf, n, *x, in))
+        if (a >= 0 && a < int64_t(x->dims.size())) add_positions(counts, x->dims[size_t(a)]);
+    if (schema.has_rule(ops::DimRule::CumSum) && in.size() > 1 && in[1] && !x->dims.empty())
+      if (auto v = integer_values(inf, *in[1]); v && !v->empty())
+        add_positions(counts, x->dims[size_t(norm_axis((*v)[0], x->dims.size()))]);
+    const bool gemm = schema.has_rule(ops::DimRule::Gemm);
+    if ((gemm || schema.has_rule(ops::DimRule::MatMul)) && !x->dims.empty()) {
+      int64_t ka = int64_t(x->dims.size()) - 1;
+      if (gemm && n.attribute("transA") && n.attribute("transA")->i) ka = 0;
+      add_positions(counts, x->dims[size_t(ka)]);
+    }
+    if (alg == Algebra::Scatter)  // a scatter-add of routing data counts what lands together
+      for (const DimValue* v : in)
+        if (v)
+          for (const Axis& d : v->dims) add_positions(counts, d);
+  }
+  if (!counts.empty()) {
+    bool read = schema.traits.piecewise;
+    for (size_t k = 0; k < in.size(); ++k)
+      read |= in[k] && schema.is_index_input(k) && !in[k]->counts.empty();
+    if (read)
+      inf.dims.fix(counts, where(prog, idx) + " reads a count of routing data along it (" +
+                               n.op_type + ")");
+  }
+
   if (x && !x->symbolic && !x->concrete) {
     const bool gemm = schema.has_rule(ops::DimRule::Gemm);
     if (schema.has_rule(ops::DimRule::Reduce) || schema.normalizes())
@@ -133,6 +184,8 @@ void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
     o.symbolic = symbolic && !sizes;
     if (sizes) continue;  // sizes, frozen at their full value
     add_positions(o.positions, positions);
+    o.mask = mask_out;
+    add_positions(o.counts, counts);
   }
   if (schema.has_rule(ops::DimRule::Range) && !outs.empty() && !outs[0].concrete && !outs[0].dims.empty())
     add_positions(outs[0].positions, outs[0].dims[0]);

@@ -154,6 +154,14 @@ std::optional<Value> split_inner_routings(Context& ctx_, Value d, size_t max_ter
   scan.poly(d.poly);
   RoutingSat all(ctx_);  // every input of d: decides the inner indicators under a routing
   for (const std::string& n : scan.inputs) all.add(n);
+  // By routing: what the rest's atoms became, and what each conjunction of facts inside them
+  // was decided to be (nullopt: it cannot hold; else the facts it keeps).
+  struct Decided {
+    Context::RewriteMemo rewritten;
+    std::map<std::vector<Fact>, std::optional<std::vector<bool>>> facts;
+    std::map<std::vector<Fact>, bool> lowest;  // facts, then [n = lo]: excluded together
+  };
+  std::map<std::vector<Fact>, Decided> decided;
   std::vector<Value> out;
   for (const Group& g : group_terms(ctx_, d)) {
     bool split = false;
@@ -166,7 +174,8 @@ std::optional<Value> split_inner_routings(Context& ctx_, Value d, size_t max_ter
       }
       continue;
     }
-    // The routings of the coefficient's inputs and of every slot of their selections.
+    // The routings of the coefficient's inputs, of every slot of their selections, and of the
+    // inputs the counts among them are defined over (the problem holds those too).
     std::set<std::string> support;
     for (const auto& t : g.terms)
       for (const Fact& f : t.facts) support.insert(f.input);
@@ -195,26 +204,52 @@ std::optional<Value> split_inner_routings(Context& ctx_, Value d, size_t max_ter
       ++run.routings;
       // The rest under this routing: inner terms that cannot hold dropped, facts that must
       // hold set to 1.
-      const Context::TermFilter decide =
-          [&](std::span<const std::pair<AtomId, SmallRational>> fs) -> std::optional<Factors> {
-        std::vector<Fact> assumed = facts;
-        Factors kept;
+      Decided& known = decided[facts];
+      auto facts_of = [&](std::span<const std::pair<AtomId, SmallRational>> fs) {
         std::vector<Fact> own;
         for (const auto& [a, e] : fs) {
           const AtomView av = ctx_.atom(a);
-          if (av.fn != Fn::Ind) {
-            kept.emplace_back(a, e);
-            continue;
-          }
-          const Fact f{*av.name, av.exponent->get_num().get_si()};
-          own.push_back(f);
-          if (!all.entails(assumed, f)) kept.emplace_back(a, e);
+          if (av.fn == Fn::Ind) own.push_back({*av.name, av.exponent->get_num().get_si()});
         }
-        assumed.insert(assumed.end(), own.begin(), own.end());
-        if (!all.satisfiable(assumed)) return std::nullopt;
+        return own;
+      };
+      Context::TermFilter decide;
+      decide.excludes_lowest = [&](const std::string& n,
+                                   std::span<const std::pair<AtomId, SmallRational>> fs) {
+        std::vector<Fact> own = facts_of(fs);
+        own.push_back({n, ctx_.integer_range(n)->first});
+        auto [it, fresh] = known.lowest.try_emplace(own);
+        if (fresh) {
+          std::vector<Fact> assumed = facts;
+          assumed.insert(assumed.end(), own.begin(), own.end());
+          it->second = !all.satisfiable(assumed);
+        }
+        return it->second;
+      };
+      decide.keep = [&](std::span<const std::pair<AtomId, SmallRational>> fs) -> std::optional<Factors> {
+        std::vector<Fact> own;
+        for (const auto& [a, e] : fs) {
+          const AtomView av = ctx_.atom(a);
+          if (av.fn == Fn::Ind) own.push_back({*av.name, av.exponent->get_num().get_si()});
+        }
+        auto [it, fresh] = known.facts.try_emplace(own);
+        if (fresh) {
+          std::vector<Fact> assumed = facts;
+          assumed.insert(assumed.end(), own.begin(), own.end());
+          if (all.satisfiable(assumed)) {
+            std::vector<bool> keep;
+            for (const Fact& f : own) keep.push_back(!all.entails(facts, f));
+            it->second = std::move(keep);
+          }
+        }
+        if (!it->second) return std::nullopt;
+        Factors kept;
+        size_t k = 0;
+        for (const auto& [a, e] : fs)
+          if (ctx_.atom(a).fn != Fn::Ind || (*it->second)[k++]) kept.emplace_back(a, e);
         return kept;
       };
-      const std::optional<Value> rs = ctx_.rewrite_terms(rest, decide, max_terms_);
+      const std::optional<Value> rs = ctx_.rewrite_terms(rest, decide, max_terms_, &known.rewritten);
       if (!rs) {
         if (why) *why = "a term split by routings exceeds the expansion budget";
         return std::nullopt;

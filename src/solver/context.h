@@ -50,6 +50,8 @@
 #include <set>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -213,13 +215,27 @@ class Context {
   // arguments), or nullopt when some polynomial on the way exceeds `max_terms`.
   std::optional<Value> expand_definitions(Value v, size_t max_terms);
   // expand_definitions, with every term that holds an indicator, at every depth (inside the
-  // arguments of functions too), passed through `filter` first: it returns the factors to
+  // arguments of functions too), passed through `filter.keep` first: it returns the factors to
   // keep (the term without the indicators it knows to be 1) or nullopt for a term it knows to
-  // be 0. What it knows must hold wherever the caller uses the result (boolean_residue.cpp
-  // knows it under one routing, and multiplies the result by that routing's indicators).
-  using TermFilter = std::function<std::optional<std::vector<std::pair<AtomId, SmallRational>>>(
-      std::span<const std::pair<AtomId, SmallRational>>)>;
-  std::optional<Value> rewrite_terms(Value v, const TermFilter& filter, size_t max_terms);
+  // be 0. Before that, where a polynomial holds a term m and terms m [n = v] (m written with
+  // n's lowest value eliminated: m [n = lo] = m - sum_v m [n = v]) and `filter.excludes_lowest`
+  // knows n != lo where m's indicators hold, m becomes sum_{v > lo} m [n = v], so each term
+  // can be decided. What the filter knows must hold wherever the caller uses the result
+  // (boolean_residue.cpp knows it under one routing, and multiplies by its indicators).
+  using Factors = std::vector<std::pair<AtomId, SmallRational>>;
+  struct TermFilter {
+    std::function<std::optional<Factors>(std::span<const std::pair<AtomId, SmallRational>>)> keep;
+    std::function<bool(const std::string& input, std::span<const std::pair<AtomId, SmallRational>>)>
+        excludes_lowest;
+  };
+  // `memo`, when given, keeps what was rewritten for later calls with the same filter.
+  struct RewriteMemo {
+    std::unordered_map<PolyId, Value> polys;
+    std::unordered_map<AtomId, Value> atoms;
+    std::unordered_set<PolyId> too_big;
+  };
+  std::optional<Value> rewrite_terms(Value v, const TermFilter& filter, size_t max_terms,
+                                     RewriteMemo* memo = nullptr);
   // The product of the factors of a canonical monomial, or of some of them.
   Value product_of(std::span<const std::pair<AtomId, SmallRational>> factors);
   static constexpr size_t kDefineAbove = limits::kDefineAbove;

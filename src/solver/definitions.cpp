@@ -1,5 +1,8 @@
 // Definitions: def(p) atoms that keep large products unexpanded, and their expansion for a
 // final comparison (see the note on definitions in context.h).
+#include <algorithm>
+#include <map>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -49,16 +52,63 @@ class Expander {
   }
 
  private:
+  using Factors = Context::Factors;
+
+  // Where the filter excludes an input's lowest value beside a term m that has partners
+  // m [n = v]: m = sum_{v > lo} m [n = v] (see Context::rewrite_terms).
+  void restore_lowest(std::vector<std::pair<Rational, Factors>>& ts) {
+    std::set<std::string> inputs;
+    for (const auto& [c, fs] : ts)
+      for (const auto& [a, e] : fs)
+        if (ctx_.atom(a).fn == Fn::Ind) inputs.insert(*ctx_.atom(a).name);
+    for (const std::string& n : inputs) {
+      // Counts only: a selection's lowest element is as often possible as any other, and
+      // writing its terms out would only part forms that met.
+      const auto [lo, hi] = *ctx_.integer_range(n);
+      if (hi - lo > 64 || !ctx_.counter(n)) continue;
+      std::map<Factors, std::pair<std::optional<size_t>, bool>> by_rest;  // m: (its term, partners)
+      for (size_t i = 0; i < ts.size(); ++i) {
+        Factors rest;
+        bool with = false;
+        for (const auto& f : ts[i].second) {
+          const AtomView av = ctx_.atom(f.first);
+          if (av.fn == Fn::Ind && *av.name == n) with = true;
+          else rest.push_back(f);
+        }
+        auto& slot = by_rest[rest];
+        if (with) slot.second = true;
+        else slot.first = i;
+      }
+      std::vector<size_t> drop;
+      for (const auto& [rest, slot] : by_rest) {
+        if (!slot.first || !slot.second || !filter_->excludes_lowest(n, ts[*slot.first].second)) continue;
+        const Rational c = ts[*slot.first].first;
+        drop.push_back(*slot.first);
+        for (int64_t v = lo + 1; v < hi; ++v) {
+          const Value ind = ctx_.indicator(n, v);
+          Factors fs = rest;
+          fs.push_back(ctx_.term(ind.poly, 0).factors[0]);
+          std::sort(fs.begin(), fs.end());
+          ts.emplace_back(c, std::move(fs));
+        }
+      }
+      std::sort(drop.rbegin(), drop.rend());
+      for (size_t i : drop) ts.erase(ts.begin() + int64_t(i));
+    }
+  }
+
   Expanded expand_terms(PolyId p) {
     std::vector<Value> terms;
-    const size_t n = ctx_.poly_term_count(p);
-    for (size_t i = 0; i < n; ++i) {
-      // Copy the view: building values below may move the store it points into.
-      TermView tv = ctx_.term(p, i);
-      const Rational coef = tv.coefficient->to_rational();
-      std::vector<std::pair<AtomId, SmallRational>> factors(tv.factors.begin(), tv.factors.end());
+    // Copy the views: building values below may move the store they point into.
+    std::vector<std::pair<Rational, Factors>> ts;
+    for (size_t i = 0, n = ctx_.poly_term_count(p); i < n; ++i) {
+      const TermView tv = ctx_.term(p, i);
+      ts.emplace_back(tv.coefficient->to_rational(), Factors(tv.factors.begin(), tv.factors.end()));
+    }
+    if (filter_ && filter_->excludes_lowest) restore_lowest(ts);
+    for (auto& [coef, factors] : ts) {
       if (filter_ && has_indicator(factors)) {
-        std::optional<std::vector<std::pair<AtomId, SmallRational>>> kept = (*filter_)(factors);
+        std::optional<Factors> kept = filter_->keep(factors);
         if (!kept) continue;  // the term is 0
         factors = std::move(*kept);
       }
@@ -192,7 +242,8 @@ std::optional<Value> Context::expand_definitions(Value v, size_t max_terms) {
       .poly(v.poly);
 }
 
-std::optional<Value> Context::rewrite_terms(Value v, const TermFilter& filter, size_t max_terms) {
+std::optional<Value> Context::rewrite_terms(Value v, const TermFilter& filter, size_t max_terms,
+                                            RewriteMemo* memo) {
   if (!v.is_finite()) return v;
   struct Restore {
     bool& flag;
@@ -200,11 +251,10 @@ std::optional<Value> Context::rewrite_terms(Value v, const TermFilter& filter, s
     ~Restore() { flag = saved; }
   } restore{impl_->defining, impl_->defining};
   impl_->defining = false;
-  // Its own memos: what a term becomes depends on the filter.
-  std::unordered_map<PolyId, Value> polys;
-  std::unordered_map<AtomId, Value> atoms;
-  std::unordered_set<PolyId> too_big;
-  return Expander(*this, max_terms, polys, atoms, too_big, &filter).poly(v.poly);
+  // Its own memos unless given: what a term becomes depends on the filter.
+  RewriteMemo own;
+  RewriteMemo& m = memo ? *memo : own;
+  return Expander(*this, max_terms, m.polys, m.atoms, m.too_big, &filter).poly(v.poly);
 }
 
 Value Context::product_of(std::span<const std::pair<AtomId, SmallRational>> factors) {

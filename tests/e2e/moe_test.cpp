@@ -54,7 +54,7 @@ TEST(Moe, AllToAllDispatchIsProvenPaddedDenseAndWithACapacity) {
   // every token (a2a2_dense), or GShard's place = CumSum of the routing mask, a count whose
   // definition CaDiCaL knows (a2a2_capacity).
   for (const char* mode : {"", " --no-reduce"})
-    for (const char* plan : {"a2a2_padded", "a2a2_dense", "a2a2_capacity"}) {
+    for (const char* plan : {"a2a2_padded", "a2a2_dense", "a2a2_capacity", "a2a2_triangular"}) {
       CliRun r = check(plan, mode);
       EXPECT_EQ(r.exit_code, 0) << plan << mode << "\n" << r.out;
     }
@@ -72,6 +72,21 @@ TEST(Moe, ACapacityCountedPerRankDropsTokensAndIsRefuted) {
     EXPECT_NE(r.out.find("witness:"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("plan value:    y@rank0"), std::string::npos) << r.out;
   }
+}
+
+TEST(Moe, ACountOfRoutedTokensKeepsTheTokenAxisWhole) {
+  // models/moe8: 4 tokens per rank, places by a triangular MatMul, capacity 3: a token is
+  // dropped only where all 4 share an expert, which a reduced instance of 2 tokens per rank
+  // would never show. The token axis keeps its size, so the reduced check refutes it too.
+  for (const char* mode : {"", " --no-reduce"}) {
+    CliRun r = check_model("moe8", "a2a2_triangular_short", mode);
+    EXPECT_EQ(r.exit_code, 1) << mode << "\n" << r.out;
+    EXPECT_NE(r.out.find("witness:"), std::string::npos) << r.out;
+  }
+  CliRun r = check_model("moe8", "a2a2_triangular_short");
+  EXPECT_NE(r.out.find("x: [8,2] -> [8,2]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("OneHot node '/dispatch/OneHot' reads a count of routing data along it"),
+            std::string::npos) << r.out;
 }
 
 TEST(Moe, GatesOfAnotherExpertAfterAllToAllAreRefuted) {

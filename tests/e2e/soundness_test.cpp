@@ -126,5 +126,12 @@ INSTANTIATE_TEST_SUITE_P(CountsFromShapes, Soundness,
                                          Case{"one_hot_depth", "shards_depth2", 1}),
                          name);
 
+// Integer arithmetic in uint8 wraps: an id shifted there and back reads another row
+// (ops/constant_ops.cpp, wrap_result).
+INSTANTIATE_TEST_SUITE_P(NarrowIntegers, Soundness,
+                         testing::Values(Case{"narrow_int", "shards", 0},
+                                         Case{"narrow_int", "shards_uint8", 1}),
+                         name);
+
 }  // namespace
 }  // namespace onnx_tv::e2e

@@ -66,10 +66,19 @@ TEST_F(LogicTest, ComparisonsAndWhereOnAnIntegerInput) {
   EXPECT_EQ(at_each(ctx, run1(node("Xor", 7, 2), {&below, &either})), points({0, 0, 1, 0}));
 }
 
-TEST_F(LogicTest, ComparisonOfTwoIntegerInputsIsUnsupported) {
+TEST_F(LogicTest, ComparisonOfTwoIntegerInputsIsDecidedOnTheirDifferenceAsACount) {
+  // n - m is a count over [-3, 3] (solver/counters.cpp); Less holds where it is negative.
   Tensor n = values({1}, {ctx.integer_input("n", 0, 4)}, DType::Int64);
   Tensor m = values({1}, {ctx.integer_input("m", 0, 4)}, DType::Int64);
-  EXPECT_THROW_MSG(run1(node("Less", 13, 2), {&n, &m}), Unsupported, "symbolic value",
+  const auto f = ctx.as_integer_function(run1(node("Less", 13, 2), {&n, &m}).data[0]);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_NE(ctx.counter(f->input), nullptr);
+  EXPECT_EQ(f->lo, -3);
+  EXPECT_EQ(f->values, (std::vector<solver::Rational>{1, 1, 1, 0, 0, 0, 0}));
+  // A comparison with a real value is still not decided.
+  Tensor x = values({1}, {ctx.symbol("x")});
+  Tensor nf = values({1}, {ctx.integer_input("n", 0, 4)});
+  EXPECT_THROW_MSG(run1(node("Less", 13, 2), {&nf, &x}), Unsupported, "symbolic value",
                    "/test/Less");
 }
 

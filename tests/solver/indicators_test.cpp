@@ -55,8 +55,14 @@ TEST_F(Indicators, ValuesOfOneInputAreReadAtEachPoint) {
   EXPECT_EQ(f->lo, 0);
   ASSERT_EQ(f->values.size(), 4u);
   for (int v = 0; v < 4; ++v) EXPECT_EQ(f->values[size_t(v)], Rational(2 * v + 1));
-  // A function of two inputs, or of a real symbol, is not one input's.
-  EXPECT_FALSE(c.as_integer_function(c.add(n, m)).has_value());
+  // A function of two inputs is a count (counters.cpp): an integer input of its own over the
+  // values it takes, defined by the sum. A function of a real symbol is no integer function.
+  const auto sum = c.as_integer_function(c.add(n, m));
+  ASSERT_TRUE(sum.has_value());
+  EXPECT_NE(c.counter(sum->input), nullptr);
+  EXPECT_EQ(sum->lo, 0);
+  EXPECT_EQ(sum->values.size(), 6u);  // 0 .. 5
+  EXPECT_EQ(sum->values[5], Rational(5));
   EXPECT_FALSE(c.as_integer_function(c.mul(n, c.symbol("x"))).has_value());
   const auto constant = c.as_integer_function(k(5));
   ASSERT_TRUE(constant.has_value());

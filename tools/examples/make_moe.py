@@ -191,7 +191,7 @@ def a2a_rank(r, ranks, masked=True, combine_shift=0):
                          vi("W2_local", [e, FF, H])], [vi("y", [t, H])], binds, comm=True)
 
 
-def capacity_rank(r, ranks, capacity):
+def capacity_rank(r, ranks, capacity, triangular=False):
     """GShard's dispatch with a fixed capacity: a token's place in expert e's buffer is the
     number of this rank's earlier tokens routed to e (an exclusive CumSum of the routing mask),
     the dispatch mask is the routing mask times OneHot(place, capacity), the buffers
@@ -203,8 +203,19 @@ def capacity_rank(r, ranks, capacity):
     nodes = routing() + [
         const("two_axes", [1], I64, [1]), const("zero_axis", [0], I64, [1]),
         const("token_axis", 0, I64), const("capacity", capacity),
-        N("ReduceSum", ["hot", "two_axes"], ["mask"], name="/dispatch/ReduceSum_mask", keepdims=0),
-        N("CumSum", ["mask", "token_axis"], ["place_f"], name="/dispatch/CumSum", exclusive=1),
+        N("ReduceSum", ["hot", "two_axes"], ["mask"], name="/dispatch/ReduceSum_mask", keepdims=0)]
+    if triangular:  # place = L @ mask, L strictly lower triangular, made from x's shape
+        nodes += [
+            N("Shape", ["x"], ["x_shape"], name="/dispatch/Shape", end=1),
+            N("Concat", ["x_shape", "x_shape"], ["tt"], name="/dispatch/Concat", axis=0),
+            N("ConstantOfShape", ["tt"], ["ones_tt"], name="/dispatch/ConstantOfShape",
+              value=helper.make_tensor("one", F, [1], [1.0])),
+            const("below", -1, I64),
+            N("Trilu", ["ones_tt", "below"], ["earlier"], name="/dispatch/Trilu", upper=0),
+            N("MatMul", ["earlier", "mask"], ["place_f"], name="/dispatch/MatMul_place")]
+    else:
+        nodes += [N("CumSum", ["mask", "token_axis"], ["place_f"], name="/dispatch/CumSum", exclusive=1)]
+    nodes += [
         N("Cast", ["place_f"], ["place"], name="/dispatch/Cast", to=I64),
         N("OneHot", ["place", "capacity", "off_on"], ["slot"], name="/dispatch/OneHot", axis=-1),
         N("Unsqueeze", ["mask", "last"], ["mask_u"], name="/dispatch/Unsqueeze_mask"),
@@ -245,10 +256,26 @@ def main():
         "a2a2_wrong_gate": [a2a_rank(0, 2), a2a_rank(1, 2, combine_shift=1)],
         "a2a2_capacity": [capacity_rank(r, 2, T // 2) for r in range(2)],
         "a2a2_capacity_per_rank": [capacity_rank(r, 2, T // 2 // 2) for r in range(2)],
+        "a2a2_triangular": [capacity_rank(r, 2, T // 2, triangular=True) for r in range(2)],
         "ep2_offset": [ep_rank(0, 2), ep_rank(1, 2, column_shift=-1)],
         "ep2_full_softmax": [ep_rank(r, 2, full_softmax=True) for r in range(2)],
     })
 
 
+def main_tokens8():
+    """models/moe8: the same layer over 8 tokens, 4 per rank, with places counted by a
+    triangular MatMul and a capacity of 3, which drops a token only where all 4 of a rank's
+    tokens share an expert: an instance with fewer tokens never does, so the token axis must
+    keep its size (reduce/sizes_as_data.cpp)."""
+    global T
+    T = 8
+    out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "moe8")
+    write(out, spec(), {
+        "a2a2_triangular_short": [capacity_rank(r, 2, 3, triangular=True) for r in range(2)],
+    })
+
+
 if __name__ == "__main__":
     main()
+    main_tokens8()

@@ -570,9 +570,36 @@ def count_from_shape_cases(out):
                                                      "shards_depth2": [rank_depth(2)]})
 
 
+def narrow_int_cases(out):
+    """Token ids shifted in uint8: (t + 100) wraps past 255, so a rank that shifts an id in
+    uint8 and back in int64 reads other rows for ids of 156 and more. Shifting in int64 is
+    right. Arithmetic in int8 to uint32 wraps as ONNX says (ops/constant_ops.cpp)."""
+    N = helper.make_node
+    U8, I64 = TensorProto.UINT8, TensorProto.INT64
+    spec = model([N("Gather", ["table", "t"], ["y"], name="/lookup", axis=0)],
+                 [vi("table", [200, 2]), vi("t", [3], I64)], [vi("y", [3, 2])])
+
+    def rank(narrow):
+        t = U8 if narrow else I64
+        nodes = [helper.make_node("Constant", [], ["hundred"], name="/hundred",
+                                  value=helper.make_tensor("h", t, [], [100])),
+                 int_const("hundred64", [100], []),
+                 N("Cast", ["t"], ["t_n"], name="/cast_in", to=t),
+                 N("Add", ["t_n", "hundred"], ["shifted"], name="/shift"),
+                 N("Cast", ["shifted"], ["shifted64"], name="/cast_out", to=I64),
+                 N("Sub", ["shifted64", "hundred64"], ["back"], name="/unshift"),
+                 N("Gather", ["table", "back"], ["y"], name="/lookup", axis=0)]
+        return model(nodes, [vi("table", [200, 2]), vi("t", [3], I64)], [vi("y", [3, 2])],
+                     whole("table", "t", "y"))
+
+    write(os.path.join(out, "narrow_int"), spec, {"shards": [rank(False)],
+                                                  "shards_uint8": [rank(True)]})
+
+
 CASES = [f16_cases, masked_mean_cases, count_part_cases, variance_cases, periodic_table_cases,
          cancelled_cases, reciprocal_cases, hidden_count_cases, cases_count_cases, hidden_sums_cases,
-         causal_mask_cases, index_positions_cases, index_table_cases, count_from_shape_cases]
+         causal_mask_cases, index_positions_cases, index_table_cases, count_from_shape_cases,
+         narrow_int_cases]
 
 
 def main():
