@@ -39,10 +39,23 @@ class MoeModelsTest(unittest.TestCase):
         spec = os.path.join(ROOT, "models", "moe", "spec.onnx")
         for seed in (1, 2):
             for plan, right in (("ep2", True), ("ep4", True), ("ep2_scatter", True), ("ep2_offset", False),
-                                ("ep2_full_softmax", False)):
+                                ("ep2_full_softmax", False), ("ep2_routing_map", True),
+                                ("ep4_or_map", True), ("ep2_map_first_slot", False),
+                                ("a2a2_padded", True), ("a2a2_dense", True), ("a2a2_capacity", True),
+                                ("a2a2_triangular", True), ("a2a2_wrong_gate", False)):
                 with self.subTest(plan=plan, seed=seed):
                     r = numeric.check(spec, os.path.join(ROOT, "models", "moe", plan), seed=seed)
                     self.assertEqual(r["agree"], right, r)
+
+    def test_a_capacity_below_the_routed_tokens_drops_them(self):
+        # Random scores rarely send both of a rank's tokens to one expert: all-equal scores do
+        # (ties go to the lower experts), as the prover's witness does.
+        for folder, plan in (("moe", "a2a2_capacity_per_rank"), ("moe8", "a2a2_triangular_short")):
+            with self.subTest(plan=plan):
+                spec = os.path.join(ROOT, "models", folder, "spec.onnx")
+                r = numeric.check(spec, os.path.join(ROOT, "models", folder, plan), seed=1,
+                                  fixed={"Wr": 0.0})
+                self.assertFalse(r["agree"], r)
 
 
 if __name__ == "__main__":

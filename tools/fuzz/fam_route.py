@@ -8,8 +8,12 @@ OneHot(idx)[t, j, e] w[t, j] (or the weights scattered at idx by ScatterElements
 comparing idx with each expert's position; the scatter adds, as the slots are distinct); expert e is x @ W[e] (linear) or relu(x @ W[e]);
 y = sum_e gates[:, e] * expert_e(x). An ArgMax variant routes to one expert (k = 1).
 Plans: n ranks hold E/n experts each (W sliced), route every token, slice their experts' gate
-columns and all-reduce their partial y.
-Bugs: offset (one rank's gate columns one to the left), weights (the combine weights are the
+columns and all-reduce their partial y (dispatch `replicated`); or each rank holds t tokens of
+the spec's n t, routes them, and sends expert e the tokens routed to it by AllToAll in a buffer
+of fixed capacity, a token's place being an exclusive CumSum of the routing mask (GShard's
+dispatch, `a2a`); the outputs come back by AllToAll and the gates combine them.
+Bugs: offset (one rank's gate columns one to the left; a2a: the capacity one below the rank's
+token count, which drops a token where two route alike), weights (the combine weights are the
 raw vals where the spec normalises, or the reverse), smallest (one rank selects the smallest
 k), k_minus (the ranks route to k - 1 experts).
 """
@@ -32,7 +36,12 @@ def generate(seed):
                h=r.choice([1, 2]), probs=r.choice([False, True]),
                weights=r.choice(["vals", "softmax", "normalised"]),
                gates=r.choice(["one_hot", "scatter", "compare"]), act=r.choice(["linear", "relu"]),
-               argmax=r.random() < 0.2, bug=r.choice(BUGS), bad_rank=r.randrange(n))
+               argmax=r.random() < 0.2, bug=r.choice(BUGS), bad_rank=r.randrange(n),
+               dispatch=r.choice(["replicated", "replicated", "a2a"]))
+    if rec["dispatch"] == "a2a":  # proofs of capacity dispatch reach 2 tokens per rank
+        rec["t"] = min(rec["t"], 2)
+        if rec["bug"] == "offset" and rec["t"] == 1:
+            rec["bug"] = None
     if rec["argmax"]:
         rec.update(k=1, weights="vals")
     if rec["k"] > rec["n"] * rec["per"]:
@@ -45,11 +54,13 @@ def generate(seed):
 def candidates(rec):
     for key, smaller in (("n", 2), ("per", 1), ("k", 1), ("t", 1), ("h", 1), ("probs", False),
                          ("weights", "vals"), ("gates", "one_hot"), ("act", "linear"),
-                         ("argmax", False)):
+                         ("argmax", False), ("dispatch", "replicated")):
         if rec[key] != smaller:
             c = dict(rec, **{key: smaller})
             c["bad_rank"] = min(c["bad_rank"], c["n"] - 1)
             if c["k"] > c["n"] * c["per"] or (c["bug"] == "k_minus" and c["k"] == 1):
+                continue
+            if c["dispatch"] == "a2a" and c["bug"] == "offset" and c["t"] == 1:
                 continue
             yield c
 
@@ -104,17 +115,44 @@ def combine(rec, g, gate, w):
     return g.node("ReduceSum", [scaled, g.ints([0])], keepdims=0)
 
 
-def inputs(rec, g, experts):
-    g.input("x", [rec["t"], rec["h"]])
+def inputs(rec, g, experts, tokens=None):
+    g.input("x", [tokens or rec["t"], rec["h"]])
     g.input("Wr", [rec["h"], rec["n"] * rec["per"]])
     g.input("W", [experts, rec["h"], rec["h"]])
 
 
+def tokens(rec):
+    return rec["t"] * (rec["n"] if rec["dispatch"] == "a2a" else 1)
+
+
 def spec(rec):
     g = Builder("spec")
-    inputs(rec, g, rec["n"] * rec["per"])
-    g.output(combine(rec, g, gates(rec, g, rec["k"]), "W"), [rec["t"], rec["h"]], "y")
+    inputs(rec, g, rec["n"] * rec["per"], tokens(rec))
+    g.output(combine(rec, g, gates(rec, g, rec["k"]), "W"), [tokens(rec), rec["h"]], "y")
     return g.model()
+
+
+def dispatched(rec, g, gate, k, capacity):
+    """GShard's dispatch of this rank's tokens: places by an exclusive CumSum of the routing
+    mask, buffers [E, capacity, h] by AllToAll to the experts' ranks and back."""
+    e = rec["n"] * rec["per"]
+    idx = g.node("TopK", [g.node("MatMul", ["x", "Wr"]) if not rec["probs"] else
+                          g.node("Softmax", [g.node("MatMul", ["x", "Wr"])], axis=-1),
+                          g.ints([k])], n_out=2, axis=-1)[1]
+    hot = g.node("OneHot", [idx, g.ints([e]), g.const([0.0, 1.0])], axis=-1)
+    mask = g.node("ReduceSum", [hot, g.ints([1])], keepdims=0)  # [t, E]
+    place = g.node("Cast", [g.node("CumSum", [mask, g.ints(0)], exclusive=1)], to=TensorProto.INT64)
+    slot = g.node("OneHot", [place, g.ints([capacity]), g.const([0.0, 1.0])], axis=-1)
+    disp = g.node("Mul", [g.node("Unsqueeze", [mask, g.ints([-1])]), slot])  # [t, E, C]
+    buf = g.node("Einsum", [disp, "x"], equation="tec,th->ech")
+    group = list(range(rec["n"]))
+    got = g.node("AllToAll", [buf], domain="onnx_tv", group=group, split_axis=0, concat_axis=1)
+    out = g.node("MatMul", [got, "W"])
+    if rec["act"] == "relu":
+        out = g.node("Relu", [out])
+    back = g.node("AllToAll", [out], domain="onnx_tv", group=group, split_axis=1, concat_axis=0)
+    weights = g.node("Mul", [g.node("Unsqueeze", [gate, g.ints([-1])]), disp])
+    return g.node("Einsum", [weights, back], equation="tec,ech->th")
 
 
 def rank(rec, r):
@@ -124,6 +162,15 @@ def rank(rec, r):
     k = rec["k"] - 1 if rec["bug"] == "k_minus" else rec["k"]
     gate = gates(rec, g, k, largest=not (rec["bug"] == "smallest" and bad),
                  raw_weights=rec["bug"] == "weights")
+    if rec["dispatch"] == "a2a":
+        t = rec["t"]
+        capacity = t - 1 if rec["bug"] == "offset" else t
+        g.output(dispatched(rec, g, gate, k, capacity), [t, rec["h"]], "y")
+        mine = [[r * t, r * t + t], None]
+        binds = [{"value": "x", "spec": "x", "slice": mine}, {"value": "Wr", "spec": "Wr"},
+                 {"value": "W", "spec": "W", "slice": [[r * per, r * per + per], None, None]},
+                 {"value": "y", "spec": "y", "slice": mine}]
+        return g.model({"onnx_tv.bindings": json.dumps(binds)})
     start = r * per - (1 if rec["bug"] == "offset" and bad and r > 0 else 0)
     start += 1 if rec["bug"] == "offset" and bad and r == 0 else 0
     local = g.node("Slice", [gate, g.ints([start]), g.ints([start + per]), g.ints([1])])
