@@ -225,14 +225,21 @@ class Expander {
 
 }  // namespace
 
+namespace {
+
+// Products built while it lives expand fully (no new definitions).
+struct NoDefinitions {
+  explicit NoDefinitions(bool& flag) : flag_(flag), saved_(flag) { flag = false; }
+  ~NoDefinitions() { flag_ = saved_; }
+  bool& flag_;
+  bool saved_;
+};
+
+}  // namespace
+
 std::optional<Value> Context::expand_definitions(Value v, size_t max_terms) {
   if (!v.is_finite()) return v;
-  struct Restore {
-    bool& flag;
-    bool saved;
-    ~Restore() { flag = saved; }
-  } restore{impl_->defining, impl_->defining};
-  impl_->defining = false;
+  NoDefinitions plain(impl_->defining);
   Impl& I = *impl_;
   if (I.expand_budget != max_terms) {  // "too big" depends on the budget
     I.expand_too_big.clear();
@@ -245,12 +252,7 @@ std::optional<Value> Context::expand_definitions(Value v, size_t max_terms) {
 std::optional<Value> Context::rewrite_terms(Value v, const TermFilter& filter, size_t max_terms,
                                             RewriteMemo* memo) {
   if (!v.is_finite()) return v;
-  struct Restore {
-    bool& flag;
-    bool saved;
-    ~Restore() { flag = saved; }
-  } restore{impl_->defining, impl_->defining};
-  impl_->defining = false;
+  NoDefinitions plain(impl_->defining);
   // Its own memos unless given: what a term becomes depends on the filter.
   RewriteMemo own;
   RewriteMemo& m = memo ? *memo : own;

@@ -142,6 +142,32 @@ def ep_rank(r, ranks, column_shift=0, full_softmax=False, scatter=False, masked=
                          vi("W2_local", [e, FF, H])], [vi("y", [T, H])], binds, comm=True)
 
 
+def token_split_rank(nodes, r, t, e):
+    """Rank r of a plan with tokens and experts split: it holds tokens [r t, r t + t) and
+    experts [r e, r e + e)."""
+    experts_of = [[r * e, r * e + e], None, None]
+    tokens_of = [[r * t, r * t + t], None]
+    binds = [{"value": "x", "spec": "x", "slice": tokens_of}, {"value": "Wr", "spec": "Wr"},
+             {"value": "W1_local", "spec": "W1", "slice": experts_of},
+             {"value": "W2_local", "spec": "W2", "slice": experts_of},
+             {"value": "y", "spec": "y", "slice": tokens_of}]
+    return model(nodes, [vi("x", [t, H]), vi("Wr", [H, E]), vi("W1_local", [e, H, FF]),
+                         vi("W2_local", [e, FF, H])], [vi("y", [t, H])], binds, comm=True)
+
+
+def experts_by_all_to_all(ranks):
+    """buffer [E, slots, H] to each expert's rank by AllToAll, the rank's experts applied to
+    the slots from every rank, and the outputs back as returned [E, slots, H]."""
+    return [
+        N("AllToAll", ["buffer"], ["received"], domain="onnx_tv", name="/dispatch/AllToAll",
+          group=list(range(ranks)), split_axis=0, concat_axis=1),
+        N("MatMul", ["received", "W1_local"], ["up"], name="/experts/MatMul_up"),
+        N("Relu", ["up"], ["act"], name="/experts/Relu"),
+        N("MatMul", ["act", "W2_local"], ["down"], name="/experts/MatMul_down"),
+        N("AllToAll", ["down"], ["returned"], domain="onnx_tv", name="/combine/AllToAll",
+          group=list(range(ranks)), split_axis=1, concat_axis=0)]
+
+
 def a2a_rank(r, ranks, masked=True, combine_shift=0):
     """Tokens split over the ranks, experts too; every rank routes its own tokens and sends
     expert e a buffer of one slot per token (capacity = its token count), the slot holding the
@@ -161,14 +187,7 @@ def a2a_rank(r, ranks, masked=True, combine_shift=0):
     else:
         nodes += [const("e_shape", [E, t, H], I64, [3]),
                   N("Expand", ["x1", "e_shape"], ["buffer"], name="/dispatch/Expand")]
-    nodes += [
-        N("AllToAll", ["buffer"], ["received"], domain="onnx_tv", name="/dispatch/AllToAll",
-          group=list(range(ranks)), split_axis=0, concat_axis=1),
-        N("MatMul", ["received", "W1_local"], ["up"], name="/experts/MatMul_up"),
-        N("Relu", ["up"], ["act"], name="/experts/Relu"),
-        N("MatMul", ["act", "W2_local"], ["down"], name="/experts/MatMul_down"),
-        N("AllToAll", ["down"], ["returned"], domain="onnx_tv", name="/combine/AllToAll",
-          group=list(range(ranks)), split_axis=1, concat_axis=0)]
+    nodes += experts_by_all_to_all(ranks)
     gates = "gates"
     if combine_shift:  # the gates of the expert next door
         nodes += [const("shift", [combine_shift], I64, [1]), const("axis1", [1], I64, [1]),
@@ -181,14 +200,7 @@ def a2a_rank(r, ranks, masked=True, combine_shift=0):
         N("Unsqueeze", ["gates_t", "last"], ["gates_u"], name="/combine/Unsqueeze"),
         N("Mul", ["gates_u", "returned"], ["scaled"], name="/combine/Mul"),
         N("ReduceSum", ["scaled", "zero_axis"], ["y"], name="/combine/ReduceSum", keepdims=0)]
-    experts_of = [[r * e, r * e + e], None, None]
-    tokens_of = [[r * t, r * t + t], None]
-    binds = [{"value": "x", "spec": "x", "slice": tokens_of}, {"value": "Wr", "spec": "Wr"},
-             {"value": "W1_local", "spec": "W1", "slice": experts_of},
-             {"value": "W2_local", "spec": "W2", "slice": experts_of},
-             {"value": "y", "spec": "y", "slice": tokens_of}]
-    return model(nodes, [vi("x", [t, H]), vi("Wr", [H, E]), vi("W1_local", [e, H, FF]),
-                         vi("W2_local", [e, FF, H])], [vi("y", [t, H])], binds, comm=True)
+    return token_split_rank(nodes, r, t, e)
 
 
 def capacity_rank(r, ranks, capacity, triangular=False):
@@ -220,25 +232,12 @@ def capacity_rank(r, ranks, capacity, triangular=False):
         N("OneHot", ["place", "capacity", "off_on"], ["slot"], name="/dispatch/OneHot", axis=-1),
         N("Unsqueeze", ["mask", "last"], ["mask_u"], name="/dispatch/Unsqueeze_mask"),
         N("Mul", ["mask_u", "slot"], ["dispatch"], name="/dispatch/Mul"),
-        N("Einsum", ["dispatch", "x"], ["buffer"], name="/dispatch/Einsum", equation="tec,th->ech"),
-        N("AllToAll", ["buffer"], ["received"], domain="onnx_tv", name="/dispatch/AllToAll",
-          group=list(range(ranks)), split_axis=0, concat_axis=1),
-        N("MatMul", ["received", "W1_local"], ["up"], name="/experts/MatMul_up"),
-        N("Relu", ["up"], ["act"], name="/experts/Relu"),
-        N("MatMul", ["act", "W2_local"], ["down"], name="/experts/MatMul_down"),
-        N("AllToAll", ["down"], ["returned"], domain="onnx_tv", name="/combine/AllToAll",
-          group=list(range(ranks)), split_axis=1, concat_axis=0),
+        N("Einsum", ["dispatch", "x"], ["buffer"], name="/dispatch/Einsum", equation="tec,th->ech")]
+    nodes += experts_by_all_to_all(ranks) + [
         N("Unsqueeze", ["gates", "last"], ["gates_u"], name="/combine/Unsqueeze"),
         N("Mul", ["gates_u", "dispatch"], ["combine"], name="/combine/Mul"),
         N("Einsum", ["combine", "returned"], ["y"], name="/combine/Einsum", equation="tec,ech->th")]
-    experts_of = [[r * e, r * e + e], None, None]
-    tokens_of = [[r * t, r * t + t], None]
-    binds = [{"value": "x", "spec": "x", "slice": tokens_of}, {"value": "Wr", "spec": "Wr"},
-             {"value": "W1_local", "spec": "W1", "slice": experts_of},
-             {"value": "W2_local", "spec": "W2", "slice": experts_of},
-             {"value": "y", "spec": "y", "slice": tokens_of}]
-    return model(nodes, [vi("x", [t, H]), vi("Wr", [H, E]), vi("W1_local", [e, H, FF]),
-                         vi("W2_local", [e, FF, H])], [vi("y", [t, H])], binds, comm=True)
+    return token_split_rank(nodes, r, t, e)
 
 
 def main():
