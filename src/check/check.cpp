@@ -79,6 +79,16 @@ std::vector<int64_t> add(const std::vector<int64_t>& a, const std::vector<int64_
 
 // Whether a and b are the same polynomial once every definition is expanded (false past the
 // budget).
+struct ValuePairLess {
+  bool operator()(const std::pair<solver::Value, solver::Value>& x,
+                  const std::pair<solver::Value, solver::Value>& y) const {
+    auto key = [](const std::pair<solver::Value, solver::Value>& p) {
+      return std::make_tuple(p.first.poly, p.first.inf, p.second.poly, p.second.inf);
+    };
+    return key(x) < key(y);
+  }
+};
+
 bool expand_equal(solver::Context& ctx, solver::Value a, solver::Value b) {
   auto x = ctx.expand_definitions(a, kExpansionBudget);
   if (!x) return false;
@@ -334,6 +344,7 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
   // undecided, meeting the rest is wasted work, so the rest are only tried for a witness.
   WitnessSearch search(ctx, options.witness_seed);
   solver::BooleanResidue residue(ctx, kExpansionBudget);
+  std::map<std::pair<solver::Value, solver::Value>, std::string, ValuePairLess> routing_notes;
   bool undecided = false;
   // What the comparisons unfolded: the guards below judge counts in the same form.
   ProofForm form;
@@ -354,12 +365,17 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
         form.expanded = true;
         return Comparison::Same;
       }
+      if (!residue_why.empty()) routing_notes[{a, b}] = residue_why;
       undecided = true;
     }
     return Comparison::Undecided;
   };
   auto failed =
       failures(ctx, obs, spec_env, envs, compare, res.stats.elements_compared, form.cases);
+  // An undecided pair the routing axioms did not settle says why (the routing CaDiCaL found).
+  for (Failure& f : failed)
+    if (auto it = routing_notes.find({f.spec_value, f.plan_value}); !f.refuted && it != routing_notes.end())
+      f.why_undecided += (f.why_undecided.empty() ? "" : "; ") + std::string("routing: ") + it->second;
   report(options, "compare", 1, 1);
   // Values the stage-wise run met at a cut through a flattened sum were proven equal with the
   // flattened definitions unfolded (Context::unfolded_by_cuts).
