@@ -89,6 +89,25 @@ TEST(Moe, ACountOfRoutedTokensKeepsTheTokenAxisWhole) {
             std::string::npos) << r.out;
 }
 
+TEST(Moe, TopTwoOfEightExpertsProvesAndItsBugsAreRefuted) {
+  // models/moe_e8: 8 experts, top 2: tokens replicated over 2 and 4 ranks, Megatron's routing
+  // map, the padded AllToAll dispatch; a rank combining its neighbour's gates and a capacity
+  // counted per rank are refuted.
+  for (const char* mode : {"", " --no-reduce"}) {
+    for (const char* plan : {"ep2", "ep4", "ep2_routing_map", "a2a2_padded"}) {
+      CliRun r = check_model("moe_e8", plan, mode);
+      EXPECT_EQ(r.exit_code, 0) << plan << mode << "\n" << r.out;
+    }
+    for (const char* plan : {"ep2_offset", "a2a2_capacity_per_rank"}) {
+      CliRun r = check_model("moe_e8", plan, mode);
+      EXPECT_EQ(r.exit_code, 1) << plan << mode << "\n" << r.out;
+      EXPECT_NE(r.out.find("witness:"), std::string::npos) << r.out;
+    }
+  }
+  CliRun r = check_model("moe_e8", "ep2");
+  EXPECT_NE(r.out.find("TopK node '/router/TopK' selects along it (size 8)"), std::string::npos) << r.out;
+}
+
 TEST(Moe, GatesOfAnotherExpertAfterAllToAllAreRefuted) {
   CliRun r = check("a2a2_wrong_gate");
   EXPECT_EQ(r.exit_code, 1) << r.out;

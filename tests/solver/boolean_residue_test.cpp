@@ -3,11 +3,13 @@
 // routing leaves nonzero are not, and the routing is named.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "solver/boolean_residue.h"
 #include "solver/context.h"
+#include "solver/evaluator.h"
 
 namespace onnx_tv::solver {
 namespace {
@@ -77,6 +79,11 @@ TEST_F(Residue, ADifferenceSomeRoutingAllowsIsNotProven) {
   EXPECT_NE(why.find("under the routing"), std::string::npos) << why;
   EXPECT_NE(why.find("slot 0 of a TopK row = 1"), std::string::npos) << why;
   EXPECT_EQ(r.stats().proven, 0);
+  // The routing is real: scores that put element 1 first and 2 second realise it, and there
+  // the two differ, evaluated exactly from the row (what a witness is).
+  const std::map<std::string, Rational> at = {{"r0", 0}, {"r1", 3}, {"r2", 2}, {"r3", 1}, {"x", 5}};
+  Evaluator ev(c, [&](const std::string& s) { return at.at(s); });
+  EXPECT_EQ(ev.exact(c.sub(c.mul(holds(0, 1), x), c.mul(holds(1, 1), x))), Rational(5));
 }
 
 TEST_F(Residue, SlotsOfTwoRowsAreNotDistinct) {

@@ -275,6 +275,25 @@ def main_tokens8():
     })
 
 
+def main_experts8():
+    """models/moe_e8: the layer with top-2 of 8 experts, for the plans that prove at that size
+    (tokens replicated, Megatron's routing map, the padded AllToAll dispatch) and two bugs. With
+    8 experts GShard's capacity dispatch ends UNKNOWN (docs/design.md, "The boolean residue")."""
+    global E, T
+    E, T = 8, 4
+    out = sys.argv[3] if len(sys.argv) > 3 else os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "moe_e8")
+    write(out, spec(), {
+        "ep2": [ep_rank(r, 2) for r in range(2)],
+        "ep4": [ep_rank(r, 4) for r in range(4)],
+        "ep2_routing_map": [ep_rank(r, 2, masked="scatter") for r in range(2)],
+        "a2a2_padded": [a2a_rank(r, 2) for r in range(2)],
+        "ep2_offset": [ep_rank(0, 2), ep_rank(1, 2, column_shift=-1)],
+        "a2a2_capacity_per_rank": [capacity_rank(r, 2, 1) for r in range(2)],
+    })
+
+
 if __name__ == "__main__":
     main()
     main_tokens8()
+    main_experts8()
