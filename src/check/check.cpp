@@ -297,7 +297,13 @@ Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Gra
 
 
 // Why a run's verdict cannot stand for the full size, and what the next try keeps whole.
-using Retry = std::variant<CountedReplicas, CountedSum>;
+// A value counting routing over several rows was read as an integer on an instance with fewer
+// tokens, ranks or micro-batches: the whole check runs at full size.
+struct CountedRouting {
+  std::string what;
+};
+
+using Retry = std::variant<CountedReplicas, CountedSum, CountedRouting>;
 
 // One exact run: both sides symbolically, obligations compared, a failure explained. A staged
 // run (check/stage_cuts.h) compares each obligation as a whole-program run does, with
@@ -372,6 +378,17 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
   };
   auto failed =
       failures(ctx, obs, spec_env, envs, compare, res.stats.elements_compared, form.cases);
+  // A count over several rows (a token's place among the tokens routed to an expert) has the
+  // values the instance's rows give it: with fewer tokens a buffer never fills. Read as an
+  // integer (an index, a comparison, a cast, a division), it stands for nothing at full size.
+  // Reduction keeps the counted axes it can see whole (reduce/sizes_as_data.cpp); this catches
+  // the rest, whatever path the count took.
+  const bool smaller = res.reduction.applied &&
+                       (res.reduction.reduced_elements < res.reduction.full_elements ||
+                        !res.reduction.fewer_ranks.empty() ||
+                        !res.reduction.fewer_micro_batches.empty());
+  if (const solver::Value* c = ctx.count_over_rows(); c && smaller)
+    return CountedRouting{ctx.to_string(*c)};
   // An undecided pair the routing axioms did not settle says why (the routing CaDiCaL found).
   for (Failure& f : failed)
     if (auto it = routing_notes.find({f.spec_value, f.plan_value}); !f.refuted && it != routing_notes.end())
@@ -553,6 +570,15 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
   totals.sum_sites = &sum_sites;
   const std::optional<Retry> retry = prove_all(res, options, spec, plan, linked, bound, totals);
   if (!retry) return Tried::Done;
+  if (const auto* routing = std::get_if<CountedRouting>(&*retry)) {
+    const std::string why = "a count of routing over several tokens or positions (" +
+                            routing->what.substr(0, 160) +
+                            (routing->what.size() > 160 ? " ...)" : ")") +
+                            " is read as an integer, which depends on how many there are";
+    kept.shape_reduction = kept.every_rank = kept.micro_batches = why;
+    res.warnings.push_back("shape reduction not used: " + why);
+    return Tried::Again;
+  }
   if (const auto* counted = std::get_if<CountedSum>(&*retry)) {
     const CountedSum& c = *counted;
     // The axis keeps its full size in the next instance; should that one count at the same

@@ -110,10 +110,16 @@ void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
   }
   using ops::Algebra;
   const Algebra alg = schema.traits.algebra;
-  // Functions that keep integers integers: piecewise ones (OneHot, comparisons, Max), not exp.
-  const bool mask_out = any_routing && only_routing &&
-                        (alg != Algebra::Function || schema.traits.piecewise) &&
-                        alg != Algebra::Quotient && alg != Algebra::Power && alg != Algebra::Norm;
+  // What keeps routing data a count of something: piecewise functions (OneHot, comparisons,
+  // Max), sums and differences with anything (mask + (x - x) is still the mask), products and
+  // moves of routing data and constants, a quotient by a constant (mask / 1). Not exp, not a
+  // product with real data (gates times an expert's output).
+  const bool additive = alg == Algebra::Sum || alg == Algebra::Difference;
+  const bool by_constant = alg == Algebra::Quotient && in.size() > 1 && in[1] && !in[1]->symbolic;
+  const bool mask_out = any_routing &&
+                        (additive || by_constant ||
+                         (only_routing && (alg != Algebra::Function || schema.traits.piecewise) &&
+                          alg != Algebra::Quotient && alg != Algebra::Power && alg != Algebra::Norm));
   if (mask_out && x) {
     if (schema.has_rule(ops::DimRule::Reduce))
       for (int64_t a : reduced_axes(inf, n, *x, in))
@@ -133,9 +139,13 @@ void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
           for (const Axis& d : v->dims) add_positions(counts, d);
   }
   if (!counts.empty()) {
+    // Read as an integer: by a piecewise op, as an index, cast to an integer type, divided in
+    // integers, or computed in a type that wraps.
     bool read = schema.traits.piecewise;
     for (size_t k = 0; k < in.size(); ++k)
       read |= in[k] && schema.is_index_input(k) && !in[k]->counts.empty();
+    for (const DimValue& o : outs)
+      read |= ir::is_integer(o.dtype) || o.dtype == ir::DType::Bool;
     if (read)
       inf.dims.fix(counts, where(prog, idx) + " reads a count of routing data along it (" +
                                n.op_type + ")");

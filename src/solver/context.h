@@ -167,6 +167,7 @@ class Context {
   Value from_integer_function(const std::string& input, int64_t lo, std::span<const Value> values);
  private:
   std::optional<IntegerFunction> as_count_function(Value v, int64_t max_points);  // via count()
+  size_t rows_of(Value v) const;  // counters.cpp
 
  public:
   // The selection s as a value (selections.cpp): its integer input, named by the row's
@@ -184,6 +185,10 @@ class Context {
   // another input: evaluators compute a count's value from it.
   std::optional<Value> count(Value v, int64_t max_values = 1 << 12);
   const Value* counter(const std::string& name) const;
+  // A count made so far whose definition spans several rows (selections of different rows, or
+  // integer inputs at different positions): its values depend on how many there are, as a
+  // token's place in a buffer depends on the number of tokens. nullptr when there is none.
+  const Value* count_over_rows() const;
 
   // Arithmetic.
   Value add(Value a, Value b);

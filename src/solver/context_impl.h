@@ -147,6 +147,7 @@ struct Context::Impl {
   std::unordered_map<std::string, Selection> selections;
   // The integer inputs that are counts (counters.cpp), by name: their definitions.
   std::unordered_map<std::string, Value> counters;
+  std::optional<Value> count_over_rows;  // the first such count's definition
 
   const Primitive& primitive(PolyId p);
   AtomId first_inv(PolyId p) const;                // the lowest Inv atom occurring in p

@@ -7,10 +7,41 @@
 // CaDiCaL, value by value, through its definition in routing_sat.cpp), and evaluators compute
 // it from its definition. Forms that differ by writing the polynomial or the count are told
 // equal by the boolean residue, where the definition is an axiom.
+#include <set>
+
 #include "solver/context_impl.h"
 #include "solver/routing_sat.h"
 
 namespace onnx_tv::solver {
+
+// The rows a polynomial over indicators reads: a selection's row (its slots are one row), or a
+// plain integer input (one position), through counts to their definitions.
+size_t Context::rows_of(Value v) const {
+  std::set<std::string> rows;
+  std::vector<Value> todo = {v};
+  while (!todo.empty()) {
+    const Value p = todo.back();
+    todo.pop_back();
+    for (const auto& [m, c] : impl_->polys[p.poly].terms)
+      for (const auto& [a, e] : impl_->monos[m].factors) {
+        const std::string& n = impl_->atoms[a].name;
+        if (const Value* def = counter(n)) {
+          todo.push_back(*def);
+        } else if (const Selection* s = selection(n)) {
+          std::string key = s->largest ? "L" : "S";
+          for (const Value& x : s->row) key += "," + std::to_string(x.poly);
+          rows.insert(key);
+        } else {
+          rows.insert(n);
+        }
+      }
+  }
+  return rows.size();
+}
+
+const Value* Context::count_over_rows() const {
+  return impl_->count_over_rows ? &*impl_->count_over_rows : nullptr;
+}
 
 std::optional<Value> Context::count(Value v, int64_t max_values) {
   if (!v.is_finite()) return std::nullopt;
@@ -30,6 +61,7 @@ std::optional<Value> Context::count(Value v, int64_t max_values) {
     return it->second.second - it->second.first == 1 ? constant((long long)it->second.first)
                                                      : integer_input(name, it->second.first, it->second.second);
   I.counters.emplace(name, v);
+  if (!I.count_over_rows && rows_of(v) > 1) I.count_over_rows = v;
   I.integer_inputs.emplace(name, std::make_pair(lo.get_si(), hi.get_si() + 1));
   // The values it takes: those some allowed routing gives it.
   RoutingSat sat(*this);

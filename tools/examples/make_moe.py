@@ -103,12 +103,15 @@ def routing(full_softmax=False, scatter=False, masked=None):
     return nodes
 
 
+ACT = "Relu"  # the experts' activation (models/moe8_tanh: Tanh, which is not piecewise)
+
+
 def experts(gates, w1, w2, out):
     """out[T, H] = sum over the experts of w1/w2 of gates[:, e] * relu(x @ w1[e]) @ w2[e]."""
     return [const("zero_axis", [0], I64, [1]),
             N("Unsqueeze", ["x", "zero_axis"], ["x1"], name="/experts/Unsqueeze_x"),
             N("MatMul", ["x1", w1], ["up"], name="/experts/MatMul_up"),
-            N("Relu", ["up"], ["act"], name="/experts/Relu"),
+            N(ACT, ["up"], ["act"], name="/experts/" + ACT),
             N("MatMul", ["act", w2], ["down"], name="/experts/MatMul_down"),
             N("Transpose", [gates], ["gates_t"], name="/combine/Transpose", perm=[1, 0]),
             N("Unsqueeze", ["gates_t", "last"], ["gates_u"], name="/combine/Unsqueeze"),
@@ -162,7 +165,7 @@ def experts_by_all_to_all(ranks):
         N("AllToAll", ["buffer"], ["received"], domain="onnx_tv", name="/dispatch/AllToAll",
           group=list(range(ranks)), split_axis=0, concat_axis=1),
         N("MatMul", ["received", "W1_local"], ["up"], name="/experts/MatMul_up"),
-        N("Relu", ["up"], ["act"], name="/experts/Relu"),
+        N(ACT, ["up"], ["act"], name="/experts/" + ACT),
         N("MatMul", ["act", "W2_local"], ["down"], name="/experts/MatMul_down"),
         N("AllToAll", ["down"], ["returned"], domain="onnx_tv", name="/combine/AllToAll",
           group=list(range(ranks)), split_axis=1, concat_axis=0)]
@@ -275,6 +278,53 @@ def main_tokens8():
     })
 
 
+def drop_rank(r, ranks, capacity):
+    """The padded dispatch, where a token whose place (earlier tokens routed to the same expert,
+    by a triangular MatMul) reaches the capacity is dropped from the mask: keep = 1 - place //
+    capacity, an integer division of a count."""
+    t, e = T // ranks, E // ranks
+    nodes = routing() + [
+        const("two_axes", [1], I64, [1]), const("zero_axis", [0], I64, [1]),
+        const("capacity", capacity), const("one_i", 1),
+        N("ReduceSum", ["hot", "two_axes"], ["mask"], name="/dispatch/ReduceSum_mask", keepdims=0),
+        N("Shape", ["x"], ["x_shape"], name="/dispatch/Shape", end=1),
+        N("Concat", ["x_shape", "x_shape"], ["tt"], name="/dispatch/Concat", axis=0),
+        N("ConstantOfShape", ["tt"], ["ones_tt"], name="/dispatch/ConstantOfShape",
+          value=helper.make_tensor("one", F, [1], [1.0])),
+        const("below", -1, I64),
+        N("Trilu", ["ones_tt", "below"], ["earlier"], name="/dispatch/Trilu", upper=0),
+        N("MatMul", ["earlier", "mask"], ["place_f"], name="/dispatch/MatMul_place"),
+        N("Cast", ["place_f"], ["place"], name="/dispatch/Cast", to=I64),
+        N("Div", ["place", "capacity"], ["full"], name="/dispatch/Div"),
+        N("Sub", ["one_i", "full"], ["keep_i"], name="/dispatch/Sub_keep"),
+        N("Cast", ["keep_i"], ["keep"], name="/dispatch/Cast_keep", to=F),
+        N("Mul", ["mask", "keep"], ["kept"], name="/dispatch/Mul_keep"),
+        N("Transpose", ["kept"], ["kept_t"], name="/dispatch/Transpose", perm=[1, 0]),
+        N("Unsqueeze", ["kept_t", "last"], ["mask_u"], name="/dispatch/Unsqueeze_mask"),
+        N("Unsqueeze", ["x", "zero_axis"], ["x1"], name="/dispatch/Unsqueeze_x"),
+        N("Mul", ["mask_u", "x1"], ["buffer"], name="/dispatch/Mul")]
+    nodes += experts_by_all_to_all(ranks) + [
+        N("Transpose", ["gates"], ["gates_t"], name="/combine/Transpose", perm=[1, 0]),
+        N("Unsqueeze", ["gates_t", "last"], ["gates_u"], name="/combine/Unsqueeze"),
+        N("Mul", ["gates_u", "returned"], ["scaled"], name="/combine/Mul"),
+        N("ReduceSum", ["scaled", "zero_axis"], ["y"], name="/combine/ReduceSum", keepdims=0)]
+    return token_split_rank(nodes, r, t, e)
+
+
+def main_tanh8():
+    """models/moe8_tanh: 8 tokens, Tanh experts, a token dropped where its place reaches the
+    capacity by an integer division: capacity 4 drops none of a rank's 4 tokens, capacity 3
+    drops one where all 4 share an expert, which no instance of fewer tokens shows."""
+    global T, ACT
+    T, ACT = 8, "Tanh"
+    out = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "moe8_tanh")
+    write(out, spec(), {
+        "a2a2_drop": [drop_rank(r, 2, 4) for r in range(2)],
+        "a2a2_drop_short": [drop_rank(r, 2, 3) for r in range(2)],
+    })
+    T, ACT = 4, "Relu"
+
+
 def main_experts8():
     """models/moe_e8: the layer with top-2 of 8 experts, for the plans that prove at that size
     (tokens replicated, Megatron's routing map, the padded AllToAll dispatch) and two bugs. With
@@ -297,3 +347,4 @@ if __name__ == "__main__":
     main()
     main_tokens8()
     main_experts8()
+    main_tanh8()
