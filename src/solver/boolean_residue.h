@@ -20,7 +20,8 @@ class BooleanResidue {
  public:
   // max_terms bounds the expansion of definitions in the difference; max_calls the solve()
   // calls one coefficient may take (each call rules out one routing of its inputs).
-  explicit BooleanResidue(Context& ctx, size_t max_terms = 1 << 16, int64_t max_calls = 4096);
+  explicit BooleanResidue(Context& ctx, size_t max_terms = 1 << 16,
+                          int64_t max_calls = limits::kRoutingCalls);
   // Whether a == b on every routing the axioms allow. False decides nothing: `why` then says
   // what stood in the way (no indicator in the difference, a coefficient without one, the
   // routing under which a coefficient is nonzero, or the budget).

@@ -183,7 +183,7 @@ class Context {
   // routings the axioms allow (routing_sat.h). nullopt where v is not such a polynomial or may
   // take more than max_values values. counter(name) is the definition of a count, nullptr for
   // another input: evaluators compute a count's value from it.
-  std::optional<Value> count(Value v, int64_t max_values = 1 << 12);
+  std::optional<Value> count(Value v, int64_t max_values = limits::kCountValues);
   const Value* counter(const std::string& name) const;
   // A count made so far whose definition spans several rows (selections of different rows, or
   // integer inputs at different positions): its values depend on how many there are, as a

@@ -7,6 +7,7 @@
 // CaDiCaL, value by value, through its definition in routing_sat.cpp), and evaluators compute
 // it from its definition. Forms that differ by writing the polynomial or the count are told
 // equal by the boolean residue, where the definition is an axiom.
+#include <algorithm>
 #include <set>
 
 #include "solver/context_impl.h"
@@ -85,7 +86,7 @@ const Value* Context::counter(const std::string& name) const {
 }
 
 std::optional<IntegerFunction> Context::as_count_function(Value v, int64_t max_points) {
-  const std::optional<Value> c = count(v, max_points);
+  const std::optional<Value> c = count(v, std::min<int64_t>(max_points, limits::kCountValues));
   if (!c) return std::nullopt;
   return as_integer_function(*c, max_points);
 }

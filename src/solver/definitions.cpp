@@ -65,7 +65,7 @@ class Expander {
       // Counts only: a selection's lowest element is as often possible as any other, and
       // writing its terms out would only part forms that met.
       const auto [lo, hi] = *ctx_.integer_range(n);
-      if (hi - lo > 64 || !ctx_.counter(n)) continue;
+      if (hi - lo > limits::kRestoredRange || !ctx_.counter(n)) continue;
       std::map<Factors, std::pair<std::optional<size_t>, bool>> by_rest;  // m: (its term, partners)
       for (size_t i = 0; i < ts.size(); ++i) {
         Factors rest;
