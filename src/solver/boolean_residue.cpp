@@ -18,6 +18,7 @@
 //    the solver asked again. UNSAT proves C_R vanishes.
 #include "solver/boolean_residue.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -140,28 +141,216 @@ Value routing_value(Context& ctx, const Routing& r) {
   return v;
 }
 
-// Step 1 (see the top of this file): d with every term whose rest holds indicators inside split
-// by routings and rewritten under each; nullopt past a budget (`why` says which).
-std::optional<Value> split_inner_routings(Context& ctx_, Value d, size_t max_terms_,
-                                          int64_t max_calls_, ResidueStats& run,
-                                          std::string* why) {
-  Scan scan(ctx_);
-  bool inner = false;
-  for (size_t i = 0, n = ctx_.poly_term_count(d.poly); i < n; ++i)
-    for (const auto& [a, e] : ctx_.term(d.poly, i).factors)
-      if (ctx_.atom(a).fn != Fn::Ind) inner |= scan.inner(a);
-  if (!inner) return d;
-  scan.poly(d.poly);
-  RoutingSat all(ctx_);  // every input of d: decides the inner indicators under a routing
-  for (const std::string& n : scan.inputs) all.add(n);
-  // By routing: what the rest's atoms became, and what each conjunction of facts inside them
-  // was decided to be (nullopt: it cannot hold; else the facts it keeps).
-  struct Decided {
-    Context::RewriteMemo rewritten;
-    std::map<std::vector<Fact>, std::optional<std::vector<bool>>> facts;
-    std::map<std::vector<Fact>, bool> lowest;  // facts, then [n = lo]: excluded together
-  };
-  std::map<std::vector<Fact>, Decided> decided;
+// What the axioms decide inside a rest where `assumed` holds: a term whose indicators cannot
+// hold with it dropped, facts it entails set to 1 (Context::TermFilter), each answer kept.
+class Decider {
+ public:
+  Decider(Context& ctx, RoutingSat& all, std::vector<Fact> assumed)
+      : ctx_(ctx), all_(all), assumed_(std::move(assumed)) {
+    filter.excludes_lowest = [this](const std::string& n, std::span<const Factor> fs) {
+      std::vector<Fact> own = facts_of(fs);
+      own.push_back({n, ctx_.integer_range(n)->first});
+      auto [it, fresh] = lowest_.try_emplace(own);
+      if (fresh) it->second = !all_.satisfiable(with(own));
+      return it->second;
+    };
+    filter.keep = [this](std::span<const Factor> fs) -> std::optional<Factors> {
+      const std::vector<Fact> own = facts_of(fs);
+      auto [it, fresh] = facts_.try_emplace(own);
+      if (fresh && all_.satisfiable(with(own))) {
+        std::vector<bool> keep;
+        for (const Fact& f : own) keep.push_back(!all_.entails(assumed_, f));
+        it->second = std::move(keep);
+      }
+      if (!it->second) return std::nullopt;
+      Factors kept;
+      size_t k = 0;
+      for (const auto& [a, e] : fs)
+        if (ctx_.atom(a).fn != Fn::Ind || (*it->second)[k++]) kept.emplace_back(a, e);
+      return kept;
+    };
+  }
+  Context::TermFilter filter;
+  Context::RewriteMemo rewritten;
+
+ private:
+  using Factor = std::pair<AtomId, SmallRational>;
+  std::vector<Fact> facts_of(std::span<const Factor> fs) const {
+    std::vector<Fact> own;
+    for (const auto& [a, e] : fs) {
+      const AtomView av = ctx_.atom(a);
+      if (av.fn == Fn::Ind) own.push_back({*av.name, av.exponent->get_num().get_si()});
+    }
+    return own;
+  }
+  std::vector<Fact> with(const std::vector<Fact>& own) const {
+    std::vector<Fact> both = assumed_;
+    both.insert(both.end(), own.begin(), own.end());
+    return both;
+  }
+  Context& ctx_;
+  RoutingSat& all_;
+  std::vector<Fact> assumed_;
+  std::map<std::vector<Fact>, std::optional<std::vector<bool>>> facts_;
+  std::map<std::vector<Fact>, bool> lowest_;  // facts, then [n = lo]: excluded together
+};
+
+// Step 1a: a term c F R whose rest R holds indicators inside, F a conjunction of facts, is
+// c F R_F, R_F being R rewritten where F holds. Where R_F still holds an indicator of some
+// input n, F R = sum_v F [n = v] R (n takes one value of its range), and each F [n = v] that
+// the axioms allow is taken in turn, until every rest is decided. Where both sides route a
+// token alike they name the same facts, and their rests meet; only the inputs the rests need
+// are split, not whole routings.
+class OwnFacts {
+ public:
+  OwnFacts(Context& ctx, RoutingSat& all, size_t max_terms, int64_t max_cases, ResidueStats& run)
+      : ctx_(ctx), all_(all), max_terms_(max_terms), max_cases_(max_cases), run_(run) {}
+
+  // c F R as a sum of terms with decided rests, appended to `out`; false past a budget (of
+  // cases per term, from begin()).
+  void begin() { cases_ = 0; }
+  bool expand(const Rational& c, std::vector<Fact> facts, Value rest, std::vector<Value>& out,
+              std::string* why) {
+    if (++cases_ > max_cases_) {
+      if (why) *why = "more than " + std::to_string(max_cases_) + " cases to decide a term by";
+      return false;
+    }
+    std::sort(facts.begin(), facts.end());
+    Value r = rest;
+    if (!facts.empty()) {
+      Decider& decide = deciders_.try_emplace(facts, ctx_, all_, facts).first->second;
+      const std::optional<Value> rs = ctx_.rewrite_terms(rest, decide.filter, max_terms_, &decide.rewritten);
+      if (!rs) {
+        if (why) *why = "a term rewritten under its routing exceeds the expansion budget";
+        return false;
+      }
+      r = *rs;
+    }
+    const std::optional<std::string> n = undecided(facts, r);
+    if (!n) {
+      run_.routings += facts.empty() ? 0 : 1;
+      Value v = ctx_.mul(ctx_.constant(c), r);
+      for (const Fact& f : facts) v = ctx_.mul(v, ctx_.indicator(f.input, f.value));
+      out.push_back(v);
+      return true;
+    }
+    const auto [lo, hi] = *ctx_.integer_range(*n);
+    for (int64_t v = lo; v < hi; ++v) {
+      std::vector<Fact> more = facts;
+      more.push_back({*n, v});
+      if (all_.satisfiable(more) && !expand(c, std::move(more), r, out, why)) return false;
+    }
+    return true;
+  }
+
+ private:
+  // An input whose indicators R_F still holds: first one in a row F names a slot of, else the
+  // one of fewest values; nullopt where R_F is decided.
+  std::optional<std::string> undecided(const std::vector<Fact>& facts, Value r) {
+    Scan scan(ctx_);
+    scan.poly(r.poly);
+    std::optional<std::string> best;
+    int64_t best_rank = 0;
+    for (const std::string& n : scan.inputs) {
+      if (!all_.has(n)) continue;  // (cannot happen: every inner input was added)
+      const auto [lo, hi] = *ctx_.integer_range(n);
+      int64_t rank = hi - lo;
+      if (const Selection* s = ctx_.selection(n))
+        for (const Fact& f : facts)
+          if (const Selection* o = ctx_.selection(f.input); o && o->row == s->row) rank = -1;
+      if (!best || rank < best_rank) best = n, best_rank = rank;
+    }
+    return best;
+  }
+
+  Context& ctx_;
+  RoutingSat& all_;
+  size_t max_terms_;
+  int64_t max_cases_, cases_ = 0;
+  ResidueStats& run_;
+  std::map<std::vector<Fact>, Decider> deciders_;
+};
+
+// A coefficient is written with each input's lowest value eliminated ([n = lo] is 1 minus the
+// others), so a term m may stand for m [n = lo] once its partners m [n = v] are subtracted.
+// Rewriting m's rest under m alone would part it from theirs. Here every term names a value of
+// every input the coefficient holds: m = sum_v m [n = v] over n's range, the parts merged with
+// the terms already there (so partners cancel), conjunctions the axioms forbid dropped (they are
+// 0 on every allowed routing). False past `max_terms` terms.
+bool complete_facts(Context& ctx, RoutingSat& all, std::vector<CoefficientTerm>& terms,
+                    size_t max_terms) {
+  std::set<std::string> inputs;
+  for (const auto& t : terms)
+    for (const Fact& f : t.facts) inputs.insert(f.input);
+  std::map<std::vector<Fact>, Rational> poly;
+  for (auto& t : terms) {
+    std::sort(t.facts.begin(), t.facts.end());
+    poly[t.facts] += t.c;
+  }
+  std::map<std::vector<Fact>, bool> allowed;
+  for (const std::string& n : inputs) {
+    const auto [lo, hi] = *ctx.integer_range(n);
+    std::map<std::vector<Fact>, Rational> next;
+    for (const auto& [facts, c] : poly) {
+      if (c == 0) continue;
+      bool has = false;
+      for (const Fact& f : facts) has |= f.input == n;
+      if (has) {
+        next[facts] += c;
+        continue;
+      }
+      for (int64_t v = lo; v < hi; ++v) {
+        std::vector<Fact> more = facts;
+        more.push_back({n, v});
+        std::sort(more.begin(), more.end());
+        auto [it, fresh] = allowed.try_emplace(more);
+        if (fresh) it->second = all.satisfiable(more);
+        if (it->second) next[more] += c;
+      }
+      if (next.size() > max_terms) return false;
+    }
+    poly = std::move(next);
+  }
+  terms.clear();
+  for (const auto& [facts, c] : poly)
+    if (c != 0) terms.push_back({c, facts});
+  return true;
+}
+
+std::optional<Value> rewrite_under_own_facts(Context& ctx, Value d, Scan& scan, RoutingSat& all,
+                                             size_t max_terms, int64_t max_cases,
+                                             ResidueStats& run, std::string* why) {
+  OwnFacts own(ctx, all, max_terms, max_cases, run);
+  std::vector<Value> out;
+  for (const Group& g : group_terms(ctx, d)) {
+    bool inner = false;
+    for (const auto& [a, e] : g.rest) inner |= scan.inner(a);
+    const Value rest = ctx.product_of(g.rest);
+    std::vector<CoefficientTerm> terms = g.terms;
+    if (inner && !complete_facts(ctx, all, terms, size_t(max_cases))) {
+      if (why) *why = "more than " + std::to_string(max_cases) + " routings in a coefficient";
+      return std::nullopt;
+    }
+    for (const auto& t : terms) {
+      if (inner) {
+        own.begin();
+        if (!own.expand(t.c, t.facts, rest, out, why)) return std::nullopt;
+        continue;
+      }
+      Value v = ctx.mul(ctx.constant(t.c), rest);
+      for (const Fact& f : t.facts) v = ctx.mul(v, ctx.indicator(f.input, f.value));
+      out.push_back(v);
+    }
+  }
+  return ctx.expand_definitions(ctx.sum(out), max_terms);
+}
+
+// Step 1b (see the top of this file): d with every term whose rest holds indicators inside
+// split by routings and rewritten under each; nullopt past a budget (`why` says which).
+std::optional<Value> split_inner_routings(Context& ctx_, Value d, Scan& scan, RoutingSat& all,
+                                          size_t max_terms_, int64_t max_calls_,
+                                          ResidueStats& run, std::string* why) {
+  std::map<std::vector<Fact>, Decider> decided;  // by routing
   std::vector<Value> out;
   for (const Group& g : group_terms(ctx_, d)) {
     bool split = false;
@@ -202,54 +391,8 @@ std::optional<Value> split_inner_routings(Context& ctx_, Value d, size_t max_ter
       const Rational c = value_at(g.terms, r);
       if (c == 0) continue;
       ++run.routings;
-      // The rest under this routing: inner terms that cannot hold dropped, facts that must
-      // hold set to 1.
-      Decided& known = decided[facts];
-      auto facts_of = [&](std::span<const std::pair<AtomId, SmallRational>> fs) {
-        std::vector<Fact> own;
-        for (const auto& [a, e] : fs) {
-          const AtomView av = ctx_.atom(a);
-          if (av.fn == Fn::Ind) own.push_back({*av.name, av.exponent->get_num().get_si()});
-        }
-        return own;
-      };
-      Context::TermFilter decide;
-      decide.excludes_lowest = [&](const std::string& n,
-                                   std::span<const std::pair<AtomId, SmallRational>> fs) {
-        std::vector<Fact> own = facts_of(fs);
-        own.push_back({n, ctx_.integer_range(n)->first});
-        auto [it, fresh] = known.lowest.try_emplace(own);
-        if (fresh) {
-          std::vector<Fact> assumed = facts;
-          assumed.insert(assumed.end(), own.begin(), own.end());
-          it->second = !all.satisfiable(assumed);
-        }
-        return it->second;
-      };
-      decide.keep = [&](std::span<const std::pair<AtomId, SmallRational>> fs) -> std::optional<Factors> {
-        std::vector<Fact> own;
-        for (const auto& [a, e] : fs) {
-          const AtomView av = ctx_.atom(a);
-          if (av.fn == Fn::Ind) own.push_back({*av.name, av.exponent->get_num().get_si()});
-        }
-        auto [it, fresh] = known.facts.try_emplace(own);
-        if (fresh) {
-          std::vector<Fact> assumed = facts;
-          assumed.insert(assumed.end(), own.begin(), own.end());
-          if (all.satisfiable(assumed)) {
-            std::vector<bool> keep;
-            for (const Fact& f : own) keep.push_back(!all.entails(facts, f));
-            it->second = std::move(keep);
-          }
-        }
-        if (!it->second) return std::nullopt;
-        Factors kept;
-        size_t k = 0;
-        for (const auto& [a, e] : fs)
-          if (ctx_.atom(a).fn != Fn::Ind || (*it->second)[k++]) kept.emplace_back(a, e);
-        return kept;
-      };
-      const std::optional<Value> rs = ctx_.rewrite_terms(rest, decide, max_terms_, &known.rewritten);
+      Decider& decide = decided.try_emplace(facts, ctx_, all, facts).first->second;
+      const std::optional<Value> rs = ctx_.rewrite_terms(rest, decide.filter, max_terms_, &decide.rewritten);
       if (!rs) {
         if (why) *why = "a term split by routings exceeds the expansion budget";
         return std::nullopt;
@@ -260,10 +403,11 @@ std::optional<Value> split_inner_routings(Context& ctx_, Value d, size_t max_ter
     run.max_clauses = std::max(run.max_clauses, cases.clauses());
     run.solver_calls += cases.calls();
   }
-  run.max_variables = std::max(run.max_variables, all.variables());
-  run.max_clauses = std::max(run.max_clauses, all.clauses());
-  run.solver_calls += all.calls();
-  return ctx_.sum(out);
+  // Products of a routing with a large rewritten rest were made definitions (context.h): the
+  // coefficients must be visible to group by them.
+  std::optional<Value> plain = ctx_.expand_definitions(ctx_.sum(out), max_terms_);
+  if (!plain && why) *why = "a term split by routings exceeds the expansion budget";
+  return plain;
 }
 
 // Step 2: whether the coefficient vanishes on every allowed routing.
@@ -271,9 +415,13 @@ bool vanishes(Context& ctx_, const std::vector<CoefficientTerm>& terms, int64_t 
               ResidueStats& run, std::string* why) {
   RoutingSat p(ctx_);
   Rational constant = 0;
+  std::set<std::string> own_inputs;
   for (const auto& t : terms) {
     if (t.facts.empty()) constant += t.c;
-    for (const Fact& f : t.facts) p.add(f.input);
+    for (const Fact& f : t.facts) {
+      p.add(f.input);
+      own_inputs.insert(f.input);
+    }
   }
   // Unless C has a constant term, it is 0 where no term holds.
   if (constant == 0) {
@@ -298,8 +446,10 @@ bool vanishes(Context& ctx_, const std::vector<CoefficientTerm>& terms, int64_t 
                ", which the routing axioms allow; no input values realising it were found";
       break;
     }
+    // The value reads only the terms' inputs: every routing that agrees on them is zero too.
     std::vector<Fact> facts;
-    for (const auto& [n, v] : r) facts.push_back({n, v});
+    for (const auto& [n, v] : r)
+      if (own_inputs.count(n)) facts.push_back({n, v});
     p.exclude(facts);
   }
   if (call == max_calls_ && why)
@@ -309,6 +459,36 @@ bool vanishes(Context& ctx_, const std::vector<CoefficientTerm>& terms, int64_t 
   run.max_clauses = std::max(run.max_clauses, p.clauses());
   run.solver_calls += p.calls();
   return result;
+}
+
+// Step 2 over every group of d: whether each coefficient vanishes (those in `vanishing` are
+// known to).
+bool coefficients_vanish(Context& ctx, Value d, std::unordered_set<PolyId>& vanishing,
+                         int64_t max_calls, ResidueStats& run, std::string* why) {
+  std::vector<Group> groups = group_terms(ctx, d);
+  for (const Group& g : groups) {
+    bool some_fact = false;
+    for (const auto& t : g.terms) some_fact |= !t.facts.empty();
+    if (!some_fact) {
+      if (why) *why = "the forms differ in a term that holds no indicator";
+      return false;
+    }
+  }
+  for (const Group& g : groups) {
+    std::vector<Value> parts;  // the coefficient's canonical form names it in the cache
+    for (const auto& t : g.terms) {
+      Value m = ctx.constant(t.c);
+      for (const Fact& f : t.facts) m = ctx.mul(m, ctx.indicator(f.input, f.value));
+      parts.push_back(m);
+    }
+    const Value c = ctx.sum(parts);
+    if (vanishing.count(c.poly)) continue;
+    ++run.coefficients;
+    if (!vanishes(ctx, g.terms, max_calls, run, why)) return false;
+    ++run.proven;
+    vanishing.insert(c.poly);
+  }
+  return true;
 }
 
 }  // namespace
@@ -325,46 +505,34 @@ bool BooleanResidue::equal(Value a, Value b, std::string* why) {
   std::optional<Value> d = ctx_.expand_definitions(ctx_.sub(a, b), max_terms_);
   if (!d) return fail("");
   if (*d == ctx_.zero()) return true;
-  bool any = false;
-  for (size_t i = 0, n = ctx_.poly_term_count(d->poly); i < n && !any; ++i)
-    for (const auto& [atom, e] : ctx_.term(d->poly, i).factors) any |= ctx_.atom(atom).fn == Fn::Ind;
-  if (!any) {  // a routing may still hide inside functions
-    Scan scan(ctx_);
-    any = scan.poly(d->poly);
-  }
-  if (!any) return fail("");  // no routing involved: nothing for SAT
+  bool outer = false, inner = false;
+  Scan scan(ctx_);
+  for (size_t i = 0, n = ctx_.poly_term_count(d->poly); i < n; ++i)
+    for (const auto& [atom, e] : ctx_.term(d->poly, i).factors) {
+      if (ctx_.atom(atom).fn == Fn::Ind) outer = true;
+      else inner |= scan.inner(atom);
+    }
+  if (!outer && !inner) return fail("");  // no routing involved: nothing for SAT
   const auto start = std::chrono::steady_clock::now();
   ResidueStats run;
   bool equal = false;
-  std::optional<Value> split = split_inner_routings(ctx_, *d, max_terms_, max_calls_, run, why);
-  if (split) {
-    std::vector<Group> groups = group_terms(ctx_, *split);
-    equal = true;
-    for (const Group& g : groups) {
-      bool some_fact = false;
-      for (const auto& t : g.terms) some_fact |= !t.facts.empty();
-      if (!some_fact) {
-        equal = fail("the forms differ in a term that holds no indicator");
-        break;
-      }
+  if (!inner) {
+    equal = coefficients_vanish(ctx_, *d, vanishing_, max_calls_, run, why);
+  } else {
+    scan.poly(d->poly);
+    RoutingSat all(ctx_);  // every input of d: decides the inner indicators where facts hold
+    for (const std::string& n : scan.inputs) all.add(n);
+    // Step 1a first; where a coefficient is left, step 1b splits further by whole routings.
+    std::optional<Value> own = rewrite_under_own_facts(ctx_, *d, scan, all, max_terms_, max_calls_, run, why);
+    if (own) equal = coefficients_vanish(ctx_, *own, vanishing_, max_calls_, run, why);
+    if (own && !equal) {
+      std::optional<Value> split =
+          split_inner_routings(ctx_, *own, scan, all, max_terms_, max_calls_, run, why);
+      if (split) equal = coefficients_vanish(ctx_, *split, vanishing_, max_calls_, run, why);
     }
-    for (size_t k = 0; k < groups.size() && equal; ++k) {
-      std::vector<Value> parts;  // the coefficient's canonical form names it in the cache
-      for (const auto& t : groups[k].terms) {
-        Value m = ctx_.constant(t.c);
-        for (const Fact& f : t.facts) m = ctx_.mul(m, ctx_.indicator(f.input, f.value));
-        parts.push_back(m);
-      }
-      const Value c = ctx_.sum(parts);
-      if (vanishing_.count(c.poly)) continue;
-      ++run.coefficients;
-      if (!vanishes(ctx_, groups[k].terms, max_calls_, run, why)) {
-        equal = false;
-        break;
-      }
-      ++run.proven;
-      vanishing_.insert(c.poly);
-    }
+    run.max_variables = std::max(run.max_variables, all.variables());
+    run.max_clauses = std::max(run.max_clauses, all.clauses());
+    run.solver_calls += all.calls();
   }
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   stats_.add(run);

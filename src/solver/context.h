@@ -129,7 +129,7 @@ struct IntegerFunction {
 struct ResidueStats {
   int64_t coefficients = 0;   // coefficient polynomials given to CaDiCaL
   int64_t proven = 0;         // of those, shown to vanish on every allowed routing
-  int64_t routings = 0;       // routings terms were split by (functions of routed values)
+  int64_t routings = 0;       // routings terms were rewritten under (functions of routed values)
   int64_t max_variables = 0;  // the largest problem, in variables
   int64_t max_clauses = 0;    // and in clauses
   int64_t solver_calls = 0;   // solve() calls, over every problem

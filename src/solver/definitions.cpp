@@ -54,47 +54,69 @@ class Expander {
  private:
   using Factors = Context::Factors;
 
-  // Where the filter excludes an input's lowest value beside a term m that has partners
-  // m [n = v]: m = sum_{v > lo} m [n = v] (see Context::rewrite_terms).
+  // Where the filter excludes an input's lowest value beside a term m with partners
+  // m [n = v] (v > lo), m's lowest value is restored (see Context::rewrite_terms). Any split of
+  // m's coefficient is exact: c m = (c - a) m + a m [n = lo] + a sum_{v > lo} m [n = v], and
+  // a m [n = lo] is 0 there. First, for each such input, a is what cancels its partners (the
+  // coefficient most of them share, negated): a mask [s0 = lo] + [s1 = lo] of two slots, 2 m -
+  // sum m [s0 = v] - sum m [s1 = v], vanishes so. Then what is left of m on a count goes to
+  // its partners whole (a = the rest of c), so no term is left without the count's fact.
   void restore_lowest(std::vector<std::pair<Rational, Factors>>& ts) {
+    std::map<Factors, Rational> poly;
     std::set<std::string> inputs;
-    for (const auto& [c, fs] : ts)
+    for (const auto& [c, fs] : ts) {
+      poly[fs] += c;
       for (const auto& [a, e] : fs)
         if (ctx_.atom(a).fn == Fn::Ind) inputs.insert(*ctx_.atom(a).name);
-    for (const std::string& n : inputs) {
-      // Counts only: a selection's lowest element is as often possible as any other, and
-      // writing its terms out would only part forms that met.
-      const auto [lo, hi] = *ctx_.integer_range(n);
-      if (hi - lo > limits::kRestoredRange || !ctx_.counter(n)) continue;
-      std::map<Factors, std::pair<std::optional<size_t>, bool>> by_rest;  // m: (its term, partners)
-      for (size_t i = 0; i < ts.size(); ++i) {
-        Factors rest;
-        bool with = false;
-        for (const auto& f : ts[i].second) {
-          const AtomView av = ctx_.atom(f.first);
-          if (av.fn == Fn::Ind && *av.name == n) with = true;
-          else rest.push_back(f);
-        }
-        auto& slot = by_rest[rest];
-        if (with) slot.second = true;
-        else slot.first = i;
-      }
-      std::vector<size_t> drop;
-      for (const auto& [rest, slot] : by_rest) {
-        if (!slot.first || !slot.second || !filter_->excludes_lowest(n, ts[*slot.first].second)) continue;
-        const Rational c = ts[*slot.first].first;
-        drop.push_back(*slot.first);
-        for (int64_t v = lo + 1; v < hi; ++v) {
-          const Value ind = ctx_.indicator(n, v);
-          Factors fs = rest;
-          fs.push_back(ctx_.term(ind.poly, 0).factors[0]);
-          std::sort(fs.begin(), fs.end());
-          ts.emplace_back(c, std::move(fs));
-        }
-      }
-      std::sort(drop.rbegin(), drop.rend());
-      for (size_t i : drop) ts.erase(ts.begin() + int64_t(i));
     }
+    for (const bool whole : {false, true})
+      for (const std::string& n : inputs) {
+        const auto [lo, hi] = *ctx_.integer_range(n);
+        if (hi - lo > limits::kRestoredRange || (whole && !ctx_.counter(n))) continue;
+        std::vector<AtomId> value_atom;  // [n = v] for v in (lo, hi)
+        for (int64_t v = lo + 1; v < hi; ++v)
+          value_atom.push_back(ctx_.term(ctx_.indicator(n, v).poly, 0).factors[0].first);
+        std::map<Factors, bool> partnered;  // m (without n): whether some m [n = v] is there
+        for (const auto& [fs, c] : poly) {
+          if (c == 0) continue;
+          Factors rest;
+          bool with = false;
+          for (const auto& f : fs) {
+            const AtomView av = ctx_.atom(f.first);
+            if (av.fn == Fn::Ind && *av.name == n) with = true;
+            else rest.push_back(f);
+          }
+          partnered[rest] |= with;
+        }
+        for (const auto& [m, with] : partnered) {
+          auto it = poly.find(m);
+          if (!with || it == poly.end() || it->second == 0 || !filter_->excludes_lowest(n, m))
+            continue;
+          auto partner = [&](size_t i) {
+            Factors fs = m;
+            fs.emplace_back(value_atom[i], SmallRational(1));
+            std::sort(fs.begin(), fs.end());
+            return fs;
+          };
+          Rational a = it->second;
+          if (!whole) {
+            std::map<Rational, size_t> votes;
+            for (size_t i = 0; i < value_atom.size(); ++i) {
+              auto p = poly.find(partner(i));
+              ++votes[p == poly.end() ? Rational(0) : p->second];
+            }
+            a = -std::max_element(votes.begin(), votes.end(), [](const auto& x, const auto& y) {
+                   return x.second < y.second;
+                 })->first;
+            if (a == 0) continue;
+          }
+          poly[m] -= a;
+          for (size_t i = 0; i < value_atom.size(); ++i) poly[partner(i)] += a;
+        }
+      }
+    ts.clear();
+    for (auto& [fs, c] : poly)
+      if (c != 0) ts.emplace_back(c, fs);
   }
 
   Expanded expand_terms(PolyId p) {

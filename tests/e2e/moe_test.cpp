@@ -77,8 +77,14 @@ TEST(Moe, ACapacityCountedPerRankDropsTokensAndIsRefuted) {
 TEST(Moe, ACountOfRoutedTokensKeepsTheTokenAxisWhole) {
   // models/moe8: 4 tokens per rank, places by a triangular MatMul, capacity 3: a token is
   // dropped only where all 4 share an expert, which a reduced instance of 2 tokens per rank
-  // would never show. The token axis keeps its size, so the reduced check refutes it too.
+  // would never show. The token axis keeps its size, so the reduced check refutes it too. A
+  // capacity of 4 proves: a token's place is then a count over three earlier tokens, decided
+  // where each term is rewritten under its own routing.
   for (const char* mode : {"", " --no-reduce"}) {
+    for (const char* plan : {"a2a2_capacity", "a2a2_triangular"}) {
+      CliRun r = check_model("moe8", plan, mode);
+      EXPECT_EQ(r.exit_code, 0) << plan << mode << "\n" << r.out;
+    }
     CliRun r = check_model("moe8", "a2a2_triangular_short", mode);
     EXPECT_EQ(r.exit_code, 1) << mode << "\n" << r.out;
     EXPECT_NE(r.out.find("witness:"), std::string::npos) << r.out;
@@ -107,10 +113,11 @@ TEST(Moe, ACountReadThroughAnIntegerDivisionKeepsTheTokenAxisWhole) {
 
 TEST(Moe, TopTwoOfEightExpertsProvesAndItsBugsAreRefuted) {
   // models/moe_e8: 8 experts, top 2: tokens replicated over 2 and 4 ranks, Megatron's routing
-  // map, the padded AllToAll dispatch; a rank combining its neighbour's gates and a capacity
-  // counted per rank are refuted.
+  // map, the padded AllToAll dispatch and GShard's capacity dispatch; a rank combining its
+  // neighbour's gates and a capacity counted per rank are refuted.
   for (const char* mode : {"", " --no-reduce"}) {
-    for (const char* plan : {"ep2", "ep4", "ep2_routing_map", "a2a2_padded"}) {
+    for (const char* plan : {"ep2", "ep4", "ep2_routing_map", "a2a2_padded", "a2a2_capacity",
+                             "a2a2_triangular"}) {
       CliRun r = check_model("moe_e8", plan, mode);
       EXPECT_EQ(r.exit_code, 0) << plan << mode << "\n" << r.out;
     }

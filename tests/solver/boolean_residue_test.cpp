@@ -105,7 +105,7 @@ TEST_F(Residue, AnExpertOnTheBufferSlotOfARoutedTokenIsTheExpertOnTheToken) {
   // A padded dispatch: expert e's buffer slot for this token holds mask * x, mask = [s0 = e] +
   // [s1 = e]; the gates combine relu(w * slot). The spec applies relu to x itself. Where the
   // gate of slot j is nonzero, s_j = e, so the mask is 1 (the other slot cannot hold e): the
-  // routing inside relu is decided only by splitting the term by its routings.
+  // routing inside relu is decided only by rewriting each term under its own routing.
   BooleanResidue r(c);
   const Value g0 = c.symbol("g0"), g1 = c.symbol("g1"), w = c.symbol("w");
   std::vector<Value> spec, plan;
@@ -126,6 +126,40 @@ TEST_F(Residue, AnExpertOnTheBufferSlotOfARoutedTokenIsTheExpertOnTheToken) {
     lossy.push_back(c.mul(gate, c.relu(c.mul(w, c.mul(holds(0, e), x)))));
   }
   EXPECT_FALSE(r.equal(c.sum(spec), c.sum(lossy), &why));
+}
+
+TEST_F(Residue, ABufferWithPlacesHoldsEachTokenAtItsPlace) {
+  // GShard's dispatch for two tokens, each routed to 2 of 4 experts: token 1's place at expert
+  // e is the count of earlier tokens routed there, mask0(e); slot p of e's buffer holds
+  // sum_t mask_t(e) [place_t = p] x_t. Token 1's output combines relu(w * slot place1) by its
+  // gates; the spec applies relu to x1. At e = 0 every indicator is 1 minus the others, so the
+  // slot's terms are decided only together (a mask of two slots at the lowest element).
+  std::vector<Value> row1 = {c.symbol("q0"), c.symbol("q1"), c.symbol("q2"), c.symbol("q3")};
+  auto holds_at = [&](const std::vector<Value>& r, int64_t j, int64_t e) {
+    return c.indicator(c.as_integer_function(slot(j, r))->input, e);
+  };
+  const Value g0 = c.symbol("g0"), g1 = c.symbol("g1"), w = c.symbol("w"), x1 = c.symbol("x1");
+  BooleanResidue r(c);
+  std::vector<Value> spec, plan;
+  for (int64_t e = 0; e < 4; ++e) {
+    const Value mask0 = c.add(holds_at(row, 0, e), holds_at(row, 1, e));
+    const Value mask1 = c.add(holds_at(row1, 0, e), holds_at(row1, 1, e));
+    const std::optional<Value> place1 = c.count(mask0);
+    ASSERT_TRUE(place1.has_value());
+    const std::string p1 = c.as_integer_function(*place1)->input;
+    const Value gate = c.add(c.mul(holds_at(row1, 0, e), g0), c.mul(holds_at(row1, 1, e), g1));
+    spec.push_back(c.mul(gate, c.relu(c.mul(w, x1))));
+    for (int64_t p = 0; p < 2; ++p) {  // token 0's place is 0
+      const Value content = c.add(c.mul(p == 0 ? mask0 : c.zero(), x),
+                                  c.mul(c.mul(mask1, c.indicator(p1, p)), x1));
+      plan.push_back(c.mul(c.mul(gate, c.mul(mask1, c.indicator(p1, p))),
+                           c.relu(c.mul(w, content))));
+    }
+  }
+  ASSERT_NE(c.sum(spec), c.sum(plan));
+  std::string why;
+  EXPECT_TRUE(r.equal(c.sum(spec), c.sum(plan), &why)) << why;
+  EXPECT_GT(r.stats().routings, 0);
 }
 
 TEST_F(Residue, ADifferenceWithoutIndicatorsIsLeftAlone) {

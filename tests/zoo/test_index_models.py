@@ -47,6 +47,19 @@ class MoeModelsTest(unittest.TestCase):
                     r = numeric.check(spec, os.path.join(ROOT, "models", "moe", plan), seed=seed)
                     self.assertEqual(r["agree"], right, r)
 
+    def test_capacity_dispatch_with_more_experts_and_tokens_agrees(self):
+        for folder, plan in (("moe_e8", "a2a2_capacity"), ("moe_e8", "a2a2_triangular"),
+                             ("moe8", "a2a2_capacity"), ("moe8", "a2a2_triangular")):
+            for seed in (1, 2):
+                with self.subTest(folder=folder, plan=plan, seed=seed):
+                    spec = os.path.join(ROOT, "models", folder, "spec.onnx")
+                    r = numeric.check(spec, os.path.join(ROOT, "models", folder, plan), seed=seed)
+                    self.assertTrue(r["agree"], r)
+            with self.subTest(folder=folder, plan=plan, ties=True):  # every token to experts 0, 1
+                r = numeric.check(spec, os.path.join(ROOT, "models", folder, plan), seed=1,
+                                  fixed={"Wr": 0.0})
+                self.assertTrue(r["agree"], r)
+
     def test_a_capacity_below_the_routed_tokens_drops_them(self):
         # Random scores rarely send both of a rank's tokens to one expert: all-equal scores do
         # (ties go to the lower experts), as the prover's witness does.

@@ -265,15 +265,17 @@ def main():
 
 
 def main_tokens8():
-    """models/moe8: the same layer over 8 tokens, 4 per rank, with places counted by a
-    triangular MatMul and a capacity of 3, which drops a token only where all 4 of a rank's
-    tokens share an expert: an instance with fewer tokens never does, so the token axis must
-    keep its size (reduce/sizes_as_data.cpp)."""
+    """models/moe8: the same layer over 8 tokens, 4 per rank: GShard's dispatch with every
+    rank's tokens as capacity (places by CumSum or a triangular MatMul) proves; a capacity of 3
+    drops a token only where all 4 of a rank's tokens share an expert: an instance with fewer
+    tokens never does, so the token axis must keep its size (reduce/sizes_as_data.cpp)."""
     global T
     T = 8
     out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "moe8")
     write(out, spec(), {
+        "a2a2_capacity": [capacity_rank(r, 2, 4) for r in range(2)],
+        "a2a2_triangular": [capacity_rank(r, 2, 4, triangular=True) for r in range(2)],
         "a2a2_triangular_short": [capacity_rank(r, 2, 3, triangular=True) for r in range(2)],
     })
 
@@ -326,9 +328,9 @@ def main_tanh8():
 
 
 def main_experts8():
-    """models/moe_e8: the layer with top-2 of 8 experts, for the plans that prove at that size
-    (tokens replicated, Megatron's routing map, the padded AllToAll dispatch) and two bugs. With
-    8 experts GShard's capacity dispatch ends UNKNOWN (docs/design.md, "The boolean residue")."""
+    """models/moe_e8: the layer with top-2 of 8 experts: tokens replicated, Megatron's routing
+    map, the padded AllToAll dispatch and GShard's capacity dispatch (places by CumSum or a
+    triangular MatMul), and two bugs."""
     global E, T
     E, T = 8, 4
     out = sys.argv[3] if len(sys.argv) > 3 else os.path.join(
@@ -338,6 +340,8 @@ def main_experts8():
         "ep4": [ep_rank(r, 4) for r in range(4)],
         "ep2_routing_map": [ep_rank(r, 2, masked="scatter") for r in range(2)],
         "a2a2_padded": [a2a_rank(r, 2) for r in range(2)],
+        "a2a2_capacity": [capacity_rank(r, 2, T // 2) for r in range(2)],
+        "a2a2_triangular": [capacity_rank(r, 2, T // 2, triangular=True) for r in range(2)],
         "ep2_offset": [ep_rank(0, 2), ep_rank(1, 2, column_shift=-1)],
         "a2a2_capacity_per_rank": [capacity_rank(r, 2, 1) for r in range(2)],
     })
