@@ -141,7 +141,7 @@ bool distinct_slots(Context& ctx, const std::vector<const Landing*>& ls) {
     if (!s || l->weight != ctx.indicator(l->input, l->value)) return false;
     if (!first) first = s;
     if (s->row != first->row || s->k != first->k || s->largest != first->largest ||
-        s->ties_last != first->ties_last ||
+        s->ties_last != first->ties_last || s->order != first->order ||
         std::find(slots.begin(), slots.end(), s->slot) != slots.end())
       return false;
     slots.push_back(s->slot);

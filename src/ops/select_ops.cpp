@@ -12,13 +12,15 @@ namespace {
 // shape with `axis` of extent `k`.
 std::pair<std::vector<Value>, std::vector<Value>> select_rows(Context& ctx, const Tensor& x,
                                                               int64_t axis, int64_t k,
-                                                              bool largest, bool ties_last) {
+                                                              bool largest, bool ties_last,
+                                                              const std::string& order = "") {
   const auto [outer, n, inner] = split_at(x.shape, axis);
   std::vector<Value> indices(size_t(outer * k * inner)), values(indices.size());
   solver::Selection s;
   s.k = k;
   s.largest = largest;
   s.ties_last = ties_last;
+  s.order = order;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t e = 0; e < inner; ++e) {
       s.row.clear();
@@ -44,9 +46,10 @@ std::vector<Tensor> top_k_kernel(KernelArgs& a) {
   const int64_t axis = normalize_axis(attr_int(a.node, "axis", -1), x.rank(), "axis");
   const int64_t k = a.node.opset < 10 ? attr_int(a.node, "k", 1)
                                       : const_int_scalar(a.ctx, input(a, 1), "K (input #1)");
-  if (attr_int(a.node, "sorted", 1) == 0)
-    throw Unsupported("TopK with sorted=0 (the order of its results is left to the runtime)");
-  auto [indices, values] = select_rows(a.ctx, x, axis, k, attr_int(a.node, "largest", 1) != 0, false);
+  // sorted=0: the runtime orders the results as it likes, so each evaluation has its own order.
+  const std::string order = attr_int(a.node, "sorted", 1) == 0 ? a.ctx.fresh_order() : "";
+  auto [indices, values] =
+      select_rows(a.ctx, x, axis, k, attr_int(a.node, "largest", 1) != 0, false, order);
   Shape out = x.shape;
   out[size_t(axis)] = k;
   return {ir::make_tensor(x.dtype, out, std::move(values)),

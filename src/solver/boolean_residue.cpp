@@ -70,7 +70,11 @@ std::string routing_text(Context& ctx, const Routing& r) {
   for (const auto& [name, v] : r) {
     const Selection* s = ctx.selection(name);
     out += (out.empty() ? "" : ", ") +
-           (s ? "slot " + std::to_string(s->slot) + " of a TopK row" : name) + " = " +
+           (!s ? name
+               : "slot " + std::to_string(s->slot) +
+                     (s->order.empty() ? " of a TopK row"
+                                       : " of an unsorted TopK (its order left to the runtime)")) +
+           " = " +
            std::to_string(v);
   }
   return out;

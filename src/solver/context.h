@@ -108,6 +108,11 @@ struct Selection {
   bool largest = true;
   bool ties_last = false;
   int64_t slot = 0;
+  // Empty for the sorted order. A TopK with sorted=0 leaves the order of its k results to the
+  // runtime: its slots are those of the sorted top k in an order of their own, named by
+  // `order` (Context::fresh_order, one per node evaluation), so nothing about it is shared
+  // with another node. Evaluators take the sorted order, one the runtime may give.
+  std::string order;
 };
 
 // The element in a selection's slot, from comparisons of the row's elements at a point:
@@ -177,6 +182,8 @@ class Context {
   // the programs: evaluators compute a selection's value from its row at each point.
   Value select(const Selection& s);
   const Selection* selection(const std::string& name) const;
+  // A name for the order of one unsorted TopK's results, new at each call.
+  std::string fresh_order();
   // A count (counters.cpp): v, a polynomial with integer coefficients over indicators of
   // several inputs (a CumSum of routing masks: a token's place in an expert's buffer), as an
   // integer input of its own, named by v's canonical form, over the values v takes on the

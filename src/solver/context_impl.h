@@ -145,6 +145,7 @@ struct Context::Impl {
   std::unordered_map<std::string, std::pair<int64_t, int64_t>> integer_inputs;
   // The integer inputs that are selections of TopK or ArgMax (selections.cpp), by name.
   std::unordered_map<std::string, Selection> selections;
+  int64_t orders = 0;  // fresh_order's count
   // The integer inputs that are counts (counters.cpp), by name: their definitions.
   std::unordered_map<std::string, Value> counters;
   std::optional<Value> count_over_rows;  // the first such count's definition

@@ -29,7 +29,7 @@ size_t Context::rows_of(Value v) const {
         if (const Value* def = counter(n)) {
           todo.push_back(*def);
         } else if (const Selection* s = selection(n)) {
-          std::string key = s->largest ? "L" : "S";
+          std::string key = (s->largest ? "L" : "S") + s->order;
           for (const Value& x : s->row) key += "," + std::to_string(x.poly);
           rows.insert(key);
         } else {

@@ -13,6 +13,7 @@ namespace {
 std::string row_key(const Selection& s) {
   std::string k = s.largest ? "L" : "S";
   k += s.ties_last ? "l" : "f";
+  k += s.order;
   for (const Value& v : s.row) k += "," + std::to_string(v.poly);
   return k;
 }
@@ -72,6 +73,44 @@ void RoutingSat::add(const std::string& input) {
       clause({-var({input, e}), -var({other, e})});
   }
   row.push_back(input);
+  if (!s->order.empty()) same_set(*s);
+}
+
+// An unsorted TopK's k slots hold the elements of the sorted top k, in some order: each of
+// its slots holds an element some sorted slot holds, and each sorted slot's element is in
+// one of its slots. With distinct slots on both sides, the two sets are equal.
+void RoutingSat::same_set(const Selection& s) {
+  Selection sorted = s;
+  sorted.order.clear();
+  if (!permuted_.insert(row_key(s)).second) return;
+  std::vector<std::string> mine, theirs;
+  std::set<int64_t> fixed;  // sorted slots of a row of constants: their elements
+  for (int64_t j = 0; j < s.k; ++j) {
+    Selection u = s;
+    u.slot = sorted.slot = j;
+    mine.push_back(ctx_.as_integer_function(ctx_.select(u))->input);
+    const IntegerFunction f = *ctx_.as_integer_function(ctx_.select(sorted));
+    if (f.input.empty()) fixed.insert(f.values[0].get_num().get_si());
+    else theirs.push_back(f.input);
+  }
+  for (const auto& n : mine) add(n);
+  for (const auto& n : theirs) add(n);
+  for (int64_t e = 0; e < int64_t(s.row.size()); ++e) {
+    for (const std::string& a : mine) {  // a holds e: some sorted slot does
+      if (fixed.count(e)) break;
+      std::vector<int> lits = {-var({a, e})};
+      for (const std::string& b : theirs) lits.push_back(var({b, e}));
+      clause(lits);
+    }
+    std::vector<int> some;  // one of mine holds e
+    for (const std::string& a : mine) some.push_back(var({a, e}));
+    if (fixed.count(e)) clause(some);
+    for (const std::string& b : theirs) {
+      std::vector<int> lits = some;
+      lits.insert(lits.begin(), -var({b, e}));
+      clause(lits);
+    }
+  }
 }
 
 // count = sum_i c_i m_i + c_0, each m_i a product of facts: y_i <-> m_i, and partial sums

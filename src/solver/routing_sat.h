@@ -6,10 +6,12 @@
 //  - no element in two slots of one selection: slots of one row, order and tie rule hold
 //    distinct elements, so x(s, e) and x(s', e) exclude each other.
 //  - a count (Context::count) equals its definition, through an adder in unary.
+//  - the slots of an unsorted TopK (Selection::order) hold the same set as the sorted top k.
 // A routing is a value for each input added; a fact is one [n = v].
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -63,12 +65,14 @@ class RoutingSat {
   void clause(const std::vector<int>& lits);
   void exactly_one(const std::vector<int>& xs);
   void define_count(const std::string& input, Value definition);
+  void same_set(const Selection& s);
   int solve(std::span<const int> assumptions);
 
   Context& ctx_;
   std::unique_ptr<CaDiCaL::Solver> solver_;
   std::map<std::string, Input> inputs_;
   std::map<std::string, std::vector<std::string>> rows_;  // selections by row: their inputs
+  std::set<std::string> permuted_;  // the unsorted rows whose set axiom is added
   int next_ = 1;
   int64_t clauses_ = 0, calls_ = 0;
 };

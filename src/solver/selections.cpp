@@ -7,9 +7,11 @@
 // form: forms that agree only through them differ, and what decides them is a witness (the
 // evaluators compute each selection from its row at a point) or nothing (UNKNOWN).
 //
-// A selection is named by its row's canonical forms (value ids of this Context), k, its order
+// A selection is named by its row's canonical forms (value ids of this Context), its order
 // and its slot: a TopK node of the spec and one of a rank over the same canonical row get the
-// same input, as the same function of the inputs (congruence).
+// same input, as the same function of the inputs (congruence). A TopK with sorted=0 has an
+// order of its own per evaluation (Selection::order) and k in its name: its slots are a
+// permutation, unknown, of the sorted top k (the axiom routing_sat.h gives CaDiCaL).
 #include <algorithm>
 
 #include "solver/context_impl.h"
@@ -45,7 +47,7 @@ Value Context::select(const Selection& s) {
       throw Unsupported("a TopK or ArgMax over a row holding an infinity is not modeled");
     if (auto r = as_rational(v)) constants.push_back(*r);
   }
-  if (int64_t(constants.size()) == n) {
+  if (int64_t(constants.size()) == n && s.order.empty()) {  // unsorted: the order is not known
     const std::optional<int64_t> e = selected_element(s, [&](int64_t a, int64_t b) {
       return std::optional<int>(cmp(constants[size_t(a)], constants[size_t(b)]));
     });
@@ -53,14 +55,17 @@ Value Context::select(const Selection& s) {
     return constant((long long)*e);
   }
   // Slot j's element does not depend on k: a TopK of 2 and one of 4 over one row (or an
-  // ArgMax and a TopK's first slot) share it.
-  std::string name = std::string(s.largest ? "top" : "bottom") + (s.ties_last ? "l" : "") + "#" +
+  // ArgMax and a TopK's first slot) share it. An unsorted slot does (the set is the top k).
+  std::string name = std::string(s.largest ? "top" : "bottom") + (s.ties_last ? "l" : "") +
+                     (s.order.empty() ? "" : "~" + s.order + "/" + std::to_string(s.k)) + "#" +
                      std::to_string(s.slot) + "(";
   for (size_t i = 0; i < s.row.size(); ++i) name += (i ? "," : "") + std::to_string(s.row[i].poly);
   name += ")";
   impl_->selections.try_emplace(name, s);
   return integer_input(name, 0, n);
 }
+
+std::string Context::fresh_order() { return "u" + std::to_string(impl_->orders++); }
 
 const Selection* Context::selection(const std::string& name) const {
   auto it = impl_->selections.find(name);

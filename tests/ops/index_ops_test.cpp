@@ -130,8 +130,25 @@ TEST_F(IndexOpsTest, TopKOfASymbolicRowPicksByItsSlotsIndicators) {
   EXPECT_EQ(run1(node("ArgMax", 13, 1, 1, {{"axis", int_attr(1)}}), {&c}).data[0], q(1));
   EXPECT_EQ(run1(node("ArgMax", 13, 1, 1, {{"axis", int_attr(1)}, {"select_last_index", int_attr(1)}}),
                  {&c}).data[0], q(2));
-  EXPECT_THROW_MSG(run(node("TopK", 11, 2, 2, {{"sorted", int_attr(0)}}), {&x, &k}), Unsupported,
-                   "sorted=0");
+}
+
+TEST_F(IndexOpsTest, UnsortedTopKHasSlotsOfItsOwnPerEvaluation) {
+  // sorted=0: the runtime orders the results, so slot 0 is not the sorted slot 0 and two
+  // evaluations (two nodes, or the spec's and a rank's) share nothing; even a row of constants
+  // gives integer inputs, not the sorted constants.
+  Tensor x = symbols("x", {1, 3});
+  Tensor k = ints({1}, {2});
+  const auto unsorted = node("TopK", 11, 2, 2, {{"sorted", int_attr(0)}});
+  std::vector<Tensor> sorted = run(node("TopK", 11, 2, 2), {&x, &k});
+  std::vector<Tensor> a = run(unsorted, {&x, &k}), b = run(unsorted, {&x, &k});
+  for (size_t j = 0; j < 2; ++j) {
+    EXPECT_NE(a[1].data[j], sorted[1].data[j]);
+    EXPECT_NE(a[1].data[j], b[1].data[j]);
+    EXPECT_TRUE(ctx.as_integer_function(a[1].data[j]).has_value());
+  }
+  Tensor c = floats({1, 3}, {1, 5, 3});
+  std::vector<Tensor> u = run(unsorted, {&c, &k});
+  EXPECT_FALSE(ctx.is_constant(u[1].data[0]));
 }
 
 TEST_F(IndexOpsTest, ScatteringTopKWeightsAtTheirSlotsNeedsNoReduction) {

@@ -162,6 +162,28 @@ TEST_F(Residue, ABufferWithPlacesHoldsEachTokenAtItsPlace) {
   EXPECT_GT(r.stats().routings, 0);
 }
 
+TEST_F(Residue, AnUnsortedTopKHoldsTheSortedSetInAnOrderOfItsOwn) {
+  // Membership (the sum over slots) is the same for every order; slot 0 is not.
+  Selection u;
+  u.row = row;
+  u.k = 2;
+  u.order = c.fresh_order();
+  auto unsorted_holds = [&](int64_t j, int64_t e) {
+    u.slot = j;
+    return c.indicator(c.as_integer_function(c.select(u))->input, e);
+  };
+  BooleanResidue r(c);
+  std::string why;
+  for (int64_t e = 0; e < 4; ++e) {
+    const Value mine = c.mul(c.add(unsorted_holds(0, e), unsorted_holds(1, e)), x);
+    const Value sorted = c.mul(c.add(holds(0, e), holds(1, e)), x);
+    ASSERT_NE(mine, sorted);
+    EXPECT_TRUE(r.equal(mine, sorted, &why)) << "element " << e << ": " << why;
+  }
+  EXPECT_FALSE(r.equal(c.mul(unsorted_holds(0, 1), x), c.mul(holds(0, 1), x), &why));
+  EXPECT_NE(why.find("of an unsorted TopK"), std::string::npos) << why;
+}
+
 TEST_F(Residue, ADifferenceWithoutIndicatorsIsLeftAlone) {
   BooleanResidue r(c);
   EXPECT_FALSE(r.equal(x, c.add(x, c.one())));

@@ -60,6 +60,18 @@ class MoeModelsTest(unittest.TestCase):
                                   fixed={"Wr": 0.0})
                 self.assertTrue(r["agree"], r)
 
+    def test_unsorted_top_k_agrees_in_any_order_only_where_the_plan_allows_it(self):
+        # ep2_mixed takes weights from an unsorted TopK and experts from a sorted one: right
+        # where the runtime sorts, wrong where it reverses (the prover says UNKNOWN).
+        spec = os.path.join(ROOT, "models", "moe", "spec.onnx")
+        for plan, any_order in (("ep2_unsorted", True), ("a2a2_capacity_unsorted", True),
+                                ("ep2_unsorted_mixed", False)):
+            for order in ("sorted", "reversed"):
+                with self.subTest(plan=plan, order=order):
+                    r = numeric.check(spec, os.path.join(ROOT, "models", "moe", plan), seed=1,
+                                      unsorted_order=order)
+                    self.assertEqual(r["agree"], any_order or order == "sorted", r)
+
     def test_a_capacity_below_the_routed_tokens_drops_them(self):
         # Random scores rarely send both of a rank's tokens to one expert: all-equal scores do
         # (ties go to the lower experts), as the prover's witness does.

@@ -27,6 +27,11 @@ Seeded bugs:
                           every token loses its second expert
   ep2_full_softmax        the combine weights are the softmax over all E scores, read at the
                           selected experts, not the softmax of the selected scores
+TopK with sorted=0 (the runtime orders the k results as it likes):
+  ep2_unsorted            ep2 with sorted=0 in the ranks: the gates sum over the slots, so any
+  a2a2_capacity_unsorted  order gives them (proven), and so do the capacity dispatch's places
+  ep2_unsorted_mixed      the weights from an unsorted TopK, the experts from a sorted one:
+                          right only where the runtime sorts (UNKNOWN, naming the routing)
 """
 import os
 import sys
@@ -72,11 +77,24 @@ def routing_map(kind):
         N("Mul", ["probs_scattered", "map_float"], ["gates"], name="/router/Mul_map")]
 
 
-def routing(full_softmax=False, scatter=False, masked=None):
+def top_k(order):
+    """TopK of the scores: sorted, `unsorted` (sorted=0: the runtime orders the k results), or
+    `mixed`, the weights from an unsorted TopK and the experts from a sorted one, which agree
+    only where the runtime happens to sort."""
+    if order == "sorted":
+        return [N("TopK", ["scores", "k"], ["vals", "idx"], name="/router/TopK", axis=-1)]
+    nodes = [N("TopK", ["scores", "k"], ["vals", "idx" if order == "unsorted" else "idx_unsorted"],
+               name="/router/TopK", axis=-1, sorted=0)]
+    if order == "mixed":
+        nodes.append(N("TopK", ["scores", "k"], ["vals_sorted", "idx"], name="/router/TopK_sorted",
+                       axis=-1))
+    return nodes
+
+
+def routing(full_softmax=False, scatter=False, masked=None, order="sorted"):
     """gates[T, E] from x and Wr."""
     nodes = [N("MatMul", ["x", "Wr"], ["scores"], name="/router/MatMul"),
-             const("k", [K], I64, [1]),
-             N("TopK", ["scores", "k"], ["vals", "idx"], name="/router/TopK", axis=-1),
+             const("k", [K], I64, [1])] + top_k(order) + [
              const("depth", E), const("off_on", [0.0, 1.0], F, [2]),
              N("OneHot", ["idx", "depth", "off_on"], ["hot"], name="/router/OneHot", axis=-1),
              const("last", [-1], I64, [1]), const("slots", [1], I64, [1]),
@@ -125,10 +143,11 @@ def spec():
                  [vi("y", [T, H])])
 
 
-def ep_rank(r, ranks, column_shift=0, full_softmax=False, scatter=False, masked=None):
+def ep_rank(r, ranks, column_shift=0, full_softmax=False, scatter=False, masked=None,
+            order="sorted"):
     e = E // ranks
     start = r * e + column_shift
-    nodes = routing(full_softmax, scatter, masked) + [
+    nodes = routing(full_softmax, scatter, masked, order) + [
         const("cols_start", [start], I64, [1]), const("cols_end", [start + e], I64, [1]),
         const("cols_axis", [1], I64, [1]),
         N("Slice", ["gates", "cols_start", "cols_end", "cols_axis"], ["gates_local"],
@@ -206,7 +225,7 @@ def a2a_rank(r, ranks, masked=True, combine_shift=0):
     return token_split_rank(nodes, r, t, e)
 
 
-def capacity_rank(r, ranks, capacity, triangular=False):
+def capacity_rank(r, ranks, capacity, triangular=False, order="sorted"):
     """GShard's dispatch with a fixed capacity: a token's place in expert e's buffer is the
     number of this rank's earlier tokens routed to e (an exclusive CumSum of the routing mask),
     the dispatch mask is the routing mask times OneHot(place, capacity), the buffers
@@ -215,7 +234,7 @@ def capacity_rank(r, ranks, capacity, triangular=False):
     is at or past the capacity is dropped: with every rank's tokens (T / ranks) as capacity
     none is."""
     t, e = T // ranks, E // ranks
-    nodes = routing() + [
+    nodes = routing(order=order) + [
         const("two_axes", [1], I64, [1]), const("zero_axis", [0], I64, [1]),
         const("token_axis", 0, I64), const("capacity", capacity),
         N("ReduceSum", ["hot", "two_axes"], ["mask"], name="/dispatch/ReduceSum_mask", keepdims=0)]
@@ -261,6 +280,9 @@ def main():
         "a2a2_triangular": [capacity_rank(r, 2, T // 2, triangular=True) for r in range(2)],
         "ep2_offset": [ep_rank(0, 2), ep_rank(1, 2, column_shift=-1)],
         "ep2_full_softmax": [ep_rank(r, 2, full_softmax=True) for r in range(2)],
+        "ep2_unsorted": [ep_rank(r, 2, order="unsorted") for r in range(2)],
+        "a2a2_capacity_unsorted": [capacity_rank(r, 2, T // 2, order="unsorted") for r in range(2)],
+        "ep2_unsorted_mixed": [ep_rank(r, 2, order="mixed") for r in range(2)],
     })
 
 

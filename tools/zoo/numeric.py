@@ -17,6 +17,7 @@ import onnx
 from onnx import numpy_helper
 
 from . import exact_const
+from . import numeric_index
 from .numeric_index import index_op, select_op
 from .float_meaning import meaning_array
 
@@ -625,12 +626,21 @@ def _worse(a, b):
     return float("nan") if math.isnan(a) or math.isnan(b) else max(a, b)
 
 
-def check(spec_path, shards_dir, seed=0, abs_floor=0.0, fixed=None):
+def check(spec_path, shards_dir, seed=0, abs_floor=0.0, fixed=None, unsorted_order="sorted"):
     """abs_floor: the smallest scale differences are measured against. An output that is 0 over
     the reals (x - mean(x), summed) comes out as rounding noise near 1e-17, and relative to its
     own largest entry that noise is an error of 1; with inputs of size 1, a floor of 1e-6 reads
     it as agreement and still sees any real difference above 1e-11. fixed: spec inputs set to
-    one value everywhere instead of random ones ({"Wr": 0.0}: every score tied)."""
+    one value everywhere instead of random ones ({"Wr": 0.0}: every score tied). unsorted_order:
+    the order TopK with sorted=0 gives ("sorted" or "reversed"; ONNX leaves it to the runtime)."""
+    numeric_index.UNSORTED_ORDER = unsorted_order
+    try:
+        return _check(spec_path, shards_dir, seed, abs_floor, fixed)
+    finally:
+        numeric_index.UNSORTED_ORDER = "sorted"
+
+
+def _check(spec_path, shards_dir, seed, abs_floor, fixed):
     t0 = time.time()
     spec = onnx.load(spec_path)
     plan = Plan(shards_dir)

@@ -4,6 +4,11 @@ with numpy's own indexing as an independent reading of the ONNX specs."""
 import numpy as np
 
 
+# The order TopK with sorted=0 gives its k results in, which ONNX leaves to the runtime:
+# "sorted", or "reversed" (another order a runtime may give). numeric.check sets it.
+UNSORTED_ORDER = "sorted"
+
+
 def select_op(op, a, ins):
     """TopK (sorted; ties to the lower index), ArgMax and ArgMin (ties to the lower index, or the
     higher with select_last_index), by a stable sort along the axis."""
@@ -13,6 +18,8 @@ def select_op(op, a, ins):
         k = int(np.asarray(ins[1]).reshape(-1)[0]) if len(ins) > 1 else a["k"]
         key = -x if a.get("largest", 1) else x
         idx = np.take(np.argsort(key, axis=ax, kind="stable"), np.arange(k), axis=ax)
+        if a.get("sorted", 1) == 0 and UNSORTED_ORDER == "reversed":
+            idx = np.flip(idx, axis=ax)
         return [np.take_along_axis(x, idx, axis=ax), idx.astype(np.int64)]
     ax = a.get("axis", 0) % x.ndim
     key = -x if op == "ArgMax" else x
