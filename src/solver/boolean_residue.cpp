@@ -292,6 +292,11 @@ bool complete_facts(Context& ctx, RoutingSat& all, std::vector<CoefficientTerm>&
     poly[t.facts] += t.c;
   }
   std::map<std::vector<Fact>, bool> allowed;
+  auto holds = [&](const std::vector<Fact>& facts) {
+    auto [it, fresh] = allowed.try_emplace(facts);
+    if (fresh) it->second = all.satisfiable(facts);
+    return it->second;
+  };
   for (const std::string& n : inputs) {
     const auto [lo, hi] = *ctx.integer_range(n);
     std::map<std::vector<Fact>, Rational> next;
@@ -299,17 +304,15 @@ bool complete_facts(Context& ctx, RoutingSat& all, std::vector<CoefficientTerm>&
       if (c == 0) continue;
       bool has = false;
       for (const Fact& f : facts) has |= f.input == n;
-      if (has) {
-        next[facts] += c;
+      if (has) {  // a conjunction the canonical form kept, such as two slots at one element
+        if (holds(facts)) next[facts] += c;
         continue;
       }
       for (int64_t v = lo; v < hi; ++v) {
         std::vector<Fact> more = facts;
         more.push_back({n, v});
         std::sort(more.begin(), more.end());
-        auto [it, fresh] = allowed.try_emplace(more);
-        if (fresh) it->second = all.satisfiable(more);
-        if (it->second) next[more] += c;
+        if (holds(more)) next[more] += c;
       }
       if (next.size() > max_terms) return false;
     }

@@ -114,14 +114,15 @@ TEST(Moe, ACountReadThroughAnIntegerDivisionKeepsTheTokenAxisWhole) {
 TEST(Moe, TopTwoOfEightExpertsProvesAndItsBugsAreRefuted) {
   // models/moe_e8: 8 experts, top 2: tokens replicated over 2 and 4 ranks, Megatron's routing
   // map, the padded AllToAll dispatch and GShard's capacity dispatch; a rank combining its
-  // neighbour's gates and a capacity counted per rank are refuted.
+  // neighbour's gates, combine weights from the softmax over all scores and a capacity counted
+  // per rank are refuted.
   for (const char* mode : {"", " --no-reduce"}) {
     for (const char* plan : {"ep2", "ep4", "ep2_routing_map", "a2a2_padded", "a2a2_capacity",
                              "a2a2_triangular"}) {
       CliRun r = check_model("moe_e8", plan, mode);
       EXPECT_EQ(r.exit_code, 0) << plan << mode << "\n" << r.out;
     }
-    for (const char* plan : {"ep2_offset", "a2a2_capacity_per_rank"}) {
+    for (const char* plan : {"ep2_offset", "ep2_full_softmax", "a2a2_capacity_per_rank"}) {
       CliRun r = check_model("moe_e8", plan, mode);
       EXPECT_EQ(r.exit_code, 1) << plan << mode << "\n" << r.out;
       EXPECT_NE(r.out.find("witness:"), std::string::npos) << r.out;

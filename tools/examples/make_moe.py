@@ -352,7 +352,8 @@ def main_tanh8():
 def main_experts8():
     """models/moe_e8: the layer with top-2 of 8 experts: tokens replicated, Megatron's routing
     map, the padded AllToAll dispatch and GShard's capacity dispatch (places by CumSum or a
-    triangular MatMul), and two bugs."""
+    triangular MatMul), and three bugs: a rank's expert offset, combine weights from the
+    softmax over all scores, a capacity counted per rank."""
     global E, T
     E, T = 8, 4
     out = sys.argv[3] if len(sys.argv) > 3 else os.path.join(
@@ -365,6 +366,7 @@ def main_experts8():
         "a2a2_capacity": [capacity_rank(r, 2, T // 2) for r in range(2)],
         "a2a2_triangular": [capacity_rank(r, 2, T // 2, triangular=True) for r in range(2)],
         "ep2_offset": [ep_rank(0, 2), ep_rank(1, 2, column_shift=-1)],
+        "ep2_full_softmax": [ep_rank(r, 2, full_softmax=True) for r in range(2)],
         "a2a2_capacity_per_rank": [capacity_rank(r, 2, 1) for r in range(2)],
     })
 

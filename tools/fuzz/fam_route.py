@@ -12,6 +12,8 @@ columns and all-reduce their partial y (dispatch `replicated`); or each rank hol
 the spec's n t, routes them, and sends expert e the tokens routed to it by AllToAll in a buffer
 of fixed capacity, a token's place being an exclusive CumSum of the routing mask (GShard's
 dispatch, `a2a`); the outputs come back by AllToAll and the gates combine them.
+The ranks' TopK may be unsorted (sorted=0, the order left to the runtime), which every form
+above is indifferent to.
 Bugs: offset (one rank's gate columns one to the left; a2a: the capacity one below the rank's
 token count, which drops a token where two route alike), weights (the combine weights are the
 raw vals where the spec normalises, or the reverse), smallest (one rank selects the smallest
@@ -37,9 +39,10 @@ def generate(seed):
                weights=r.choice(["vals", "softmax", "normalised"]),
                gates=r.choice(["one_hot", "scatter", "compare"]), act=r.choice(["linear", "relu"]),
                argmax=r.random() < 0.2, bug=r.choice(BUGS), bad_rank=r.randrange(n),
-               dispatch=r.choice(["replicated", "replicated", "a2a"]))
-    if rec["dispatch"] == "a2a":  # proofs of capacity dispatch reach 2 tokens per rank
+               dispatch=r.choice(["replicated", "replicated", "a2a"]), unsorted=r.random() < 0.3)
+    if rec["dispatch"] == "a2a" and rec["n"] > 2:  # keeps 4-rank capacity proofs short
         rec["t"] = min(rec["t"], 2)
+        rec["unsorted"] = False  # (beyond the residue's budget with 8 experts)
         if rec["bug"] == "offset" and rec["t"] == 1:
             rec["bug"] = None
     if rec["argmax"]:
@@ -54,8 +57,8 @@ def generate(seed):
 def candidates(rec):
     for key, smaller in (("n", 2), ("per", 1), ("k", 1), ("t", 1), ("h", 1), ("probs", False),
                          ("weights", "vals"), ("gates", "one_hot"), ("act", "linear"),
-                         ("argmax", False), ("dispatch", "replicated")):
-        if rec[key] != smaller:
+                         ("argmax", False), ("dispatch", "replicated"), ("unsorted", False)):
+        if rec.get(key, smaller) != smaller:
             c = dict(rec, **{key: smaller})
             c["bad_rank"] = min(c["bad_rank"], c["n"] - 1)
             if c["k"] > c["n"] * c["per"] or (c["bug"] == "k_minus" and c["k"] == 1):
@@ -73,7 +76,7 @@ def cost(rec):
     return (rec["n"], rec["n"] * rec["per"] * rec["t"] * rec["h"])
 
 
-def gates(rec, g, k, largest=True, raw_weights=False):
+def gates(rec, g, k, largest=True, raw_weights=False, unsorted=False):
     """gates[t, E] of the routing."""
     e = rec["n"] * rec["per"]
     s = g.node("MatMul", ["x", "Wr"])
@@ -83,7 +86,8 @@ def gates(rec, g, k, largest=True, raw_weights=False):
         idx = g.node("ArgMax" if largest else "ArgMin", [s], axis=-1, keepdims=1)
         vals = g.node("GatherElements", [s, idx], axis=-1)
     else:
-        vals, idx = g.node("TopK", [s, g.ints([k])], n_out=2, axis=-1, largest=int(largest))
+        vals, idx = g.node("TopK", [s, g.ints([k])], n_out=2, axis=-1, largest=int(largest),
+                           **({"sorted": 0} if unsorted else {}))
     form = rec["weights"]
     if raw_weights:
         form = "vals" if form != "vals" else "softmax"
@@ -138,7 +142,8 @@ def dispatched(rec, g, gate, k, capacity):
     e = rec["n"] * rec["per"]
     idx = g.node("TopK", [g.node("MatMul", ["x", "Wr"]) if not rec["probs"] else
                           g.node("Softmax", [g.node("MatMul", ["x", "Wr"])], axis=-1),
-                          g.ints([k])], n_out=2, axis=-1)[1]
+                          g.ints([k])], n_out=2, axis=-1,
+                 **({"sorted": 0} if rec.get("unsorted") else {}))[1]
     hot = g.node("OneHot", [idx, g.ints([e]), g.const([0.0, 1.0])], axis=-1)
     mask = g.node("ReduceSum", [hot, g.ints([1])], keepdims=0)  # [t, E]
     place = g.node("Cast", [g.node("CumSum", [mask, g.ints(0)], exclusive=1)], to=TensorProto.INT64)
@@ -161,7 +166,7 @@ def rank(rec, r):
     inputs(rec, g, per)
     k = rec["k"] - 1 if rec["bug"] == "k_minus" else rec["k"]
     gate = gates(rec, g, k, largest=not (rec["bug"] == "smallest" and bad),
-                 raw_weights=rec["bug"] == "weights")
+                 raw_weights=rec["bug"] == "weights", unsorted=rec.get("unsorted", False))
     if rec["dispatch"] == "a2a":
         t = rec["t"]
         capacity = t - 1 if rec["bug"] == "offset" else t
