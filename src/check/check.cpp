@@ -427,6 +427,7 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
   res.stats.staged = staged;
   const solver::ResidueStats& sat = ctx.residue_stats();  // kernels' queries too
   res.stats.sat_coefficients = sat.proven;
+  res.stats.sat_routings = sat.routings;
   res.stats.sat_max_variables = sat.max_variables;
   res.stats.sat_max_clauses = sat.max_clauses;
   res.stats.sat_calls = sat.solver_calls;

@@ -85,8 +85,9 @@ std::string to_json(const CheckResult& r, const std::string& spec_path,
                 {"max_terms", s.max_terms},   {"atoms", s.atoms},
                 {"polynomials", s.polynomials}, {"staged", s.staged},
                 {"seconds", s.seconds}};
-  if (s.sat_coefficients > 0)
+  if (s.sat_coefficients > 0 || s.sat_routings > 0)
     j["stats"]["sat"] = {{"coefficients", s.sat_coefficients},
+                         {"routings", s.sat_routings},
                          {"max_variables", s.sat_max_variables},
                          {"max_clauses", s.sat_max_clauses},
                          {"solver_calls", s.sat_calls},

@@ -74,12 +74,14 @@ void print_report(std::ostream& out, const CheckResult& r) {
   if (r.verdict != Verdict::InputError &&
       (r.reduction.not_applied.empty() || r.message.find(r.reduction.not_applied) == std::string::npos))
     print_reduction(out, r.reduction, r.verdict == Verdict::Equivalent);
-  if (r.stats.sat_coefficients > 0) {
-    char buf[256];
+  if (r.stats.sat_coefficients > 0 || r.stats.sat_routings > 0) {
+    char buf[320];
     std::snprintf(buf, sizeof buf,
-                  "  routing axioms: %lld coefficient(s) proven to vanish by CaDiCaL (largest "
-                  "%lld variables, %lld clauses; %lld solver calls, %.3f s)\n",
-                  (long long)r.stats.sat_coefficients, (long long)r.stats.sat_max_variables,
+                  "  routing axioms: %lld coefficient(s) proven to vanish by CaDiCaL, %lld term(s) "
+                  "rewritten under their routing (largest %lld variables, %lld clauses; %lld "
+                  "solver calls, %.3f s)\n",
+                  (long long)r.stats.sat_coefficients, (long long)r.stats.sat_routings,
+                  (long long)r.stats.sat_max_variables,
                   (long long)r.stats.sat_max_clauses, (long long)r.stats.sat_calls,
                   r.stats.sat_seconds);
     out << buf;

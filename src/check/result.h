@@ -68,6 +68,7 @@ struct CheckStats {
   // Coefficients over routing indicators that only the routing axioms make vanish, proven by
   // CaDiCaL (solver/boolean_residue.h): how many, the largest SAT problem, solver calls, time.
   int64_t sat_coefficients = 0;
+  int64_t sat_routings = 0;  // terms rewritten under a routing (functions of routed values)
   int64_t sat_max_variables = 0;
   int64_t sat_max_clauses = 0;
   int64_t sat_calls = 0;

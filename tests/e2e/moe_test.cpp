@@ -60,6 +60,8 @@ TEST(Moe, AllToAllDispatchIsProvenPaddedDenseAndWithACapacity) {
     }
   CliRun r = check("a2a2_capacity");
   EXPECT_NE(r.out.find("proven to vanish by CaDiCaL"), std::string::npos) << r.out;
+  r = check("a2a2_padded");  // the expert on a slot meets the expert on the token by rewriting
+  EXPECT_NE(r.out.find("term(s) rewritten under their routing"), std::string::npos) << r.out;
 }
 
 TEST(Moe, ACapacityCountedPerRankDropsTokensAndIsRefuted) {
