@@ -7,6 +7,7 @@
 #include <map>
 
 #include "ops/kernel_util.h"
+#include "solver/selection_row.h"
 
 namespace onnx_tv::ops::detail {
 
@@ -140,8 +141,7 @@ bool distinct_slots(Context& ctx, const std::vector<const Landing*>& ls) {
     const solver::Selection* s = l->input.empty() ? nullptr : ctx.selection(l->input);
     if (!s || l->weight != ctx.indicator(l->input, l->value)) return false;
     if (!first) first = s;
-    if (s->row != first->row || s->k != first->k || s->largest != first->largest ||
-        s->ties_last != first->ties_last || s->order != first->order ||
+    if (solver::selection_row_key(*s) != solver::selection_row_key(*first) || s->k != first->k ||
         std::find(slots.begin(), slots.end(), s->slot) != slots.end())
       return false;
     slots.push_back(s->slot);

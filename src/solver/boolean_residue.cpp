@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "solver/routing_sat.h"
+#include "solver/selection_row.h"
 
 namespace onnx_tv::solver {
 
@@ -378,9 +379,8 @@ std::optional<Value> split_inner_routings(Context& ctx_, Value d, Scan& scan, Ro
     for (const std::string& n : scan.inputs)
       if (const Selection* s = ctx_.selection(n))
         for (const std::string& m : std::set<std::string>(support))
-          if (const Selection* o = ctx_.selection(m); o && o->row == s->row &&
-                                                      o->largest == s->largest &&
-                                                      o->ties_last == s->ties_last)
+          if (const Selection* o = ctx_.selection(m);
+              o && selection_row_key(*o) == selection_row_key(*s))
             support.insert(n);
     RoutingSat cases(ctx_);
     for (const std::string& n : support) cases.add(n);

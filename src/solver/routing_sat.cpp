@@ -5,20 +5,9 @@
 
 #include <algorithm>
 
+#include "solver/selection_row.h"
+
 namespace onnx_tv::solver {
-
-namespace {
-
-// The selection's row, order and tie rule: slots of one key hold distinct elements.
-std::string row_key(const Selection& s) {
-  std::string k = s.largest ? "L" : "S";
-  k += s.ties_last ? "l" : "f";
-  k += s.order;
-  for (const Value& v : s.row) k += "," + std::to_string(v.poly);
-  return k;
-}
-
-}  // namespace
 
 RoutingSat::RoutingSat(Context& ctx) : ctx_(ctx), solver_(std::make_unique<CaDiCaL::Solver>()) {
   solver_->set("quiet", 1);  // its messages would go to our stdout
@@ -65,7 +54,7 @@ void RoutingSat::add(const std::string& input) {
   if (const Value* def = ctx_.counter(input)) define_count(input, *def);
   const Selection* s = ctx_.selection(input);
   if (!s) return;
-  std::vector<std::string>& row = rows_[row_key(*s)];
+  std::vector<std::string>& row = rows_[selection_row_key(*s)];
   for (const std::string& other : row) {
     if (ctx_.selection(other)->slot == s->slot) continue;
     const Input& o = inputs_.at(other);
@@ -82,7 +71,7 @@ void RoutingSat::add(const std::string& input) {
 void RoutingSat::same_set(const Selection& s) {
   Selection sorted = s;
   sorted.order.clear();
-  if (!permuted_.insert(row_key(s)).second) return;
+  if (!permuted_.insert(selection_row_key(s)).second) return;
   std::vector<std::string> mine, theirs;
   std::set<int64_t> fixed;  // sorted slots of a row of constants: their elements
   for (int64_t j = 0; j < s.k; ++j) {
