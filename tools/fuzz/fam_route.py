@@ -43,8 +43,8 @@ def generate(seed):
     if rec["dispatch"] == "a2a" and rec["n"] > 2:  # keeps 4-rank capacity proofs short
         rec["t"] = min(rec["t"], 2)
         rec["unsorted"] = False  # (beyond the residue's budget with 8 experts)
-        if rec["bug"] == "offset" and rec["t"] == 1:
-            rec["bug"] = None
+    if rec["dispatch"] == "a2a" and rec["bug"] == "offset" and rec["t"] == 1:
+        rec["bug"] = None  # a capacity of 0 is no plan
     if rec["argmax"]:
         rec.update(k=1, weights="vals")
     if rec["k"] > rec["n"] * rec["per"]:
