@@ -88,9 +88,11 @@ class Expander {
           }
           partnered[rest] |= with;
         }
-        for (const auto& [m, with] : partnered) {
+        for (const auto& entry : partnered) {
+          const Factors& m = entry.first;  // (a plain reference: lambdas below capture it)
           auto it = poly.find(m);
-          if (!with || it == poly.end() || it->second == 0 || !filter_->excludes_lowest(n, m))
+          if (!entry.second || it == poly.end() || it->second == 0 ||
+              !filter_->excludes_lowest(n, m))
             continue;
           auto partner = [&](size_t i) {
             Factors fs = m;
