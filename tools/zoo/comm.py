@@ -97,6 +97,14 @@ class Comm:
         return self.g.node("ReduceScatter", [x], name, domain=COMM_DOMAIN, axis=axis, reduce="sum",
                            **self._group_attrs(axes))
 
+    def alltoall(self, x, axes, split_axis, concat_axis, name="AllToAll"):
+        """Chunk j of x along split_axis to member j; the received chunks concatenated in group
+        order along concat_axis."""
+        if self.size(axes) == 1:
+            return x
+        return self.g.node("AllToAll", [x], name, domain=COMM_DOMAIN, split_axis=split_axis,
+                           concat_axis=concat_axis, **self._group_attrs(axes))
+
     def _peer(self, axis, offset):
         if self.generic:
             return dict(peer_axis=axis, peer_offset=offset)

@@ -46,15 +46,18 @@ class PlanConfig:
     bindings: str = "json"      # "json", "meta" (no plan.json) or "mixed"
     placements: bool = False    # per-rank form writes replica bindings with placements
     bug: Optional[str] = None   # generator-level bug (mutants.py)
+    ep: int = 1                 # expert parallel: tokens split like dp, experts split, AllToAll
+    capacity: int = 0           # expert parallel: slots per expert and source rank (0: tokens
+                                # per rank, which drops none)
 
     @property
     def axes(self):
-        return [(a, n) for a, n in (("dp", self.dp), ("pp", self.pp), ("cp", self.cp), ("tp", self.tp))
-                if n > 1]
+        return [(a, n) for a, n in (("dp", self.dp), ("ep", self.ep), ("pp", self.pp),
+                                    ("cp", self.cp), ("tp", self.tp)) if n > 1]
 
     @property
     def world(self):
-        return self.dp * self.pp * self.cp * self.tp
+        return self.dp * self.ep * self.pp * self.cp * self.tp
 
 
 SMALL = dict(hidden=8, heads=2, head_dim=4, ffn=16, vocab=8, seq=4)
@@ -199,3 +202,34 @@ def stage_layers(layers, pp, stage):
         sizes[order[i % pp]] -= 1
     start = sum(sizes[:stage])
     return list(range(start, start + sizes[stage]))
+
+
+@dataclass(frozen=True)
+class DeepSeekConfig(ModelConfig):
+    """A DeepSeek-V2/V3 style decoder: MLA attention (low-rank q and kv compression, a decoupled
+    RoPE key shared by the heads, kv norm), `dense_layers` dense first layers, then MoE layers
+    (scores by `score` over `experts` routed experts, selection on the scores plus a
+    load-balancing bias when `bias`, group-limited top-k: `groups` groups of which the best
+    `topk_groups` are kept, top `topk` experts, the selected scores normalised times
+    `route_scale`, `shared` shared experts, the sequence-wise auxiliary loss times
+    `aux_alpha`). `head_dim` is qk_nope + qk_rope (the softmax scale)."""
+    q_lora: int = 0             # 0: q projected directly (V2-Lite), else its compression rank
+    kv_lora: int = 4
+    qk_nope: int = 2
+    qk_rope: int = 2
+    v_head: int = 2
+    dense_layers: int = 1
+    experts: int = 4
+    shared: int = 1
+    topk: int = 2
+    groups: int = 2
+    topk_groups: int = 1
+    moe_ffn: int = 4
+    route_scale: float = 2.5
+    score: str = "sigmoid"      # "sigmoid" (V3) or "softmax" (V2)
+    bias: bool = True           # V3's selection-only load-balancing bias
+    aux_alpha: float = 0.0625   # a power of two: the prover reads float32 constants exactly
+
+    @property
+    def moe_layers(self):
+        return list(range(self.dense_layers, self.layers))

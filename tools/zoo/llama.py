@@ -11,9 +11,11 @@ from onnx import numpy_helper
 
 
 class Par:
-    def __init__(self, comm=None, tp=1, sp=False, cp=1, cp_rank=0, tp_rank=0, bug=None):
+    def __init__(self, comm=None, tp=1, sp=False, cp=1, cp_rank=0, tp_rank=0, bug=None, ep=1,
+                 ep_rank=0, capacity=0):
         self.comm, self.tp, self.sp, self.cp = comm, tp, sp, cp
         self.cp_rank, self.tp_rank, self.bug = cp_rank, tp_rank, bug
+        self.ep, self.ep_rank, self.capacity = ep, ep_rank, capacity
 
 
 def param_shapes(m):
@@ -44,8 +46,9 @@ def tp_shard_dim(param):
     return None
 
 
-def rope_inv_freq(m):
-    return (1.0 / (m.theta ** (np.arange(0, m.head_dim, 2, dtype=np.float64) / m.head_dim))).astype(np.float32)
+def rope_inv_freq(m, dim=None):
+    dim = dim or m.head_dim
+    return (1.0 / (m.theta ** (np.arange(0, dim, 2, dtype=np.float64) / dim))).astype(np.float32)
 
 
 class Llama:
@@ -57,6 +60,7 @@ class Llama:
         self.vocab = m.vocab // par.tp
         self.sq = m.seq // par.cp                          # sequence inside attention / MLP
         self.sa = self.sq // (par.tp if par.sp else 1)     # sequence of the residual stream
+        self.rope_dim = m.head_dim                         # the dimensions RoPE rotates
         self._rope = None
 
     # ---- collectives around the tensor-parallel regions ------------------------------------
@@ -137,25 +141,25 @@ class Llama:
         """cos, sin of shape [sq, head_dim] for this rank's positions (offset by CP rank)."""
         if self._rope:
             return self._rope
-        g, m, hd = self.g, self.m, self.m.head_dim
+        g, m = self.g, self.m
         off = self.par.cp_rank * self.sq
         with g.scope("rotary_emb"):
             if m.rope == "table":
-                inv = rope_inv_freq(m).astype(np.float64)
+                inv = rope_inv_freq(m, self.rope_dim).astype(np.float64)
                 pos = np.arange(off, off + self.sq, dtype=np.float64)
                 emb = np.concatenate([np.outer(pos, inv)] * 2, axis=1)
                 cos, sin = g.const(np.cos(emb)), g.const(np.sin(emb))
             else:
                 pos = g.node("Range", [g.const(float(off)), g.const(float(off + self.sq)), g.const(1.0)])
                 pos2 = g.node("Unsqueeze", [pos, g.ints([1])])
-                fr = g.node("Mul", [pos2, g.const(rope_inv_freq(m)[None, :])])
+                fr = g.node("Mul", [pos2, g.const(rope_inv_freq(m, self.rope_dim)[None, :])])
                 emb = g.node("Concat", [fr, fr], axis=-1)
                 cos, sin = g.node("Cos", [emb]), g.node("Sin", [emb])
         self._rope = (cos, sin)
         return self._rope
 
     def rope(self, x, cos, sin):
-        g, half = self.g, self.m.head_dim // 2
+        g, half = self.g, self.rope_dim // 2
         x1 = g.node("Slice", [x, g.ints([0]), g.ints([half]), g.ints([3])])
         x2 = g.node("Slice", [x, g.ints([half]), g.ints([2 * half]), g.ints([3])])
         n2 = g.node("Neg", [x2])
@@ -165,7 +169,7 @@ class Llama:
         return g.node("Add", [a, b])
 
     def rope_bwd(self, dy, cos, sin):
-        g, half = self.g, self.m.head_dim // 2
+        g, half = self.g, self.rope_dim // 2
         with g.backward():
             a = g.node("Mul", [dy, cos], "Mul_cos")
             b = g.node("Mul", [dy, sin], "Mul_sin")
@@ -185,16 +189,16 @@ class Llama:
                       value=numpy_helper.from_array(np.array([-np.inf], np.float32)))
         return g.node("Trilu", [ninf, g.ints(1 + off)], "Trilu_causal_mask", upper=1)
 
-    def heads(self, x, n):
+    def heads(self, x, n, dim=None):
         g = self.g
-        r = g.node("Reshape", [x, g.ints([self.bm, self.sq, n, self.m.head_dim])])
+        r = g.node("Reshape", [x, g.ints([self.bm, self.sq, n, dim or self.m.head_dim])])
         return g.node("Transpose", [r], perm=[0, 2, 1, 3])
 
-    def heads_bwd(self, d, n):
+    def heads_bwd(self, d, n, dim=None):
         g = self.g
         with g.backward():
             t = g.node("Transpose", [d], perm=[0, 2, 1, 3])
-            return g.node("Reshape", [t, g.ints([self.bm, self.sq, n * self.m.head_dim])])
+            return g.node("Reshape", [t, g.ints([self.bm, self.sq, n * (dim or self.m.head_dim)])])
 
     def repeat_kv(self, x):
         g, rep = self.g, self.nh // self.nkv

@@ -7,9 +7,32 @@ import numpy as np
 from .comm import Comm, Mesh
 from .config import PlanConfig, stage_layers
 from .graph import Graph
-from .llama import Llama, Par, param_shapes, tp_shard_dim
+from . import llama
+from .config import DeepSeekConfig
+from .llama import Par
 
 SPEC_PLAN = PlanConfig("spec")
+
+
+def model_module(m):
+    """The module that builds model `m` (Llama or DeepSeek): its class, parameter shapes and
+    tensor-parallel split rule."""
+    if isinstance(m, DeepSeekConfig):
+        from . import deepseek
+        return deepseek
+    return llama
+
+
+def param_shapes(m):
+    return model_module(m).param_shapes(m)
+
+
+def buffer_shapes(m):
+    return getattr(model_module(m), "buffer_shapes", lambda _: {})(m)
+
+
+def stat_shapes(m):
+    return getattr(model_module(m), "stat_shapes", lambda _: {})(m)
 
 
 def param_values(m):
@@ -67,9 +90,12 @@ class Program:
         self.comm = Comm(self.g, self.mesh, rank, generic, ms=self.plan.comm == "ms")
         p = self.plan
         self.par = Par(self.comm, tp=p.tp, sp=p.sp, cp=p.cp, cp_rank=self.coords.get("cp", 0),
-                       tp_rank=self.coords.get("tp", 0), bug=p.bug)
-        self.bm = m.batch // (p.dp * p.mb)
-        self.L = Llama(self.g, m, self.par, self.bm)
+                       tp_rank=self.coords.get("tp", 0), bug=p.bug, ep=p.ep,
+                       ep_rank=self.coords.get("ep", 0), capacity=p.capacity)
+        self.bm = m.batch // (p.dp * p.ep * p.mb)
+        self.mod = model_module(m)
+        self.L = (self.mod.DeepSeek if self.mod is not llama else llama.Llama)(
+            self.g, m, self.par, self.bm)
         self.stage = self.coords.get("pp", 0)
         self.first, self.last = self.stage == 0, self.stage == p.pp - 1
         self.layers = stage_layers(m.layers, p.pp, self.stage)
@@ -89,6 +115,8 @@ class Program:
         place = {}
         if self.plan.dp > 1:
             place["dp"] = 0
+        if self.plan.ep > 1:
+            place["ep"] = 0
         if self.plan.cp > 1:
             place["cp"] = 1
         if self.plan.tp > 1:
@@ -126,8 +154,11 @@ class Program:
         return out
 
     def param_place(self, p):
+        if self.plan.ep > 1 and ".experts." in p:
+            assert self.plan.tp == 1, "expert parallelism is generated without TP"
+            return {"ep": 0}
         place = {}
-        d = tp_shard_dim(p)
+        d = self.mod.tp_shard_dim(p)
         if self.plan.tp > 1 and d is not None:
             place["tp"] = d
         if self.plan.zero:
@@ -165,13 +196,18 @@ class Program:
             if self.plan.zero:
                 with g.scope("zero", p):
                     W[p] = self.comm.allgather(name, ["dp"], 0, "AllGather_param")
+        for b, shape in buffer_shapes(m).items():
+            if int(b.split(".")[1]) in self.layers:
+                W[b] = g.input(b, shape)
+                if not self.spec:
+                    self.bind(b, b, {})
         return W
 
     # ---- the step ------------------------------------------------------------------------------
     def build(self):
         g, m, plan, L, comm = self.g, self.m, self.plan, self.L, self.comm
         W = self.param_inputs()
-        avg = 1.0 / (plan.dp * plan.cp)
+        avg = 1.0 / (plan.dp * plan.ep * plan.cp)
         if plan.bug == "dp_average_half" or (plan.bug == "dp_average_half_last_rank" and
                                              self.coords.get("dp", 0) == plan.dp - 1):
             avg *= 2
@@ -181,9 +217,12 @@ class Program:
             wrong = plan.bug == "microbatch_scale_all" or (
                 plan.bug == "microbatch_scale_last" and i == plan.mb - 1)
             return (2.0 if wrong else 1.0) / plan.mb
-        saved, acc, loss = {}, {}, None
+        saved, acc, loss, stats = {}, {}, None, {}
+        moe = hasattr(L, "begin_micro_batch")
         for kind, i in schedule(plan, self.stage):
             with g.scope(*([] if self.spec else ["mb%d" % i])):
+                if moe:
+                    L.begin_micro_batch(mb_scale(i))
                 if kind == "F":
                     if not self.first:
                         x = comm.recv("pp", -1, i, act_shape, "pp/Recv_activation")
@@ -196,6 +235,8 @@ class Program:
                     for li in self.layers:
                         x, S = L.layer(x, W, li)
                         layer_saves.append(S)
+                    if moe:
+                        loss, stats = self.add_moe_terms(loss, stats, i)
                     head = None
                     if self.last:
                         labels = self.data_input("labels", i)
@@ -234,9 +275,35 @@ class Program:
                     with g.scope("grad_accum", p):
                         acc[p] = G[p] if p not in acc else g.node("Add", [acc[p], G[p]], "Add_mb%d" % i)
         self.sync_and_output(acc, avg)
-        if self.last:
+        self.stats_output(stats)
+        if loss is not None:
             self.loss_output(loss, avg)
         return self
+
+    def add_moe_terms(self, loss, stats, i):
+        """The MoE layers' auxiliary losses join the loss; their statistics are summed over
+        the micro-batches."""
+        g, L = self.g, self.L
+        for a in L.aux:
+            with g.scope("loss"):
+                loss = a if loss is None else g.node("Add", [loss, a], "Add_aux")
+        for k, v in L.stats.items():
+            with g.scope("stats", k):
+                stats[k] = v if k not in stats else g.node("Add", [stats[k], v], "Add_mb%d" % i)
+        return loss, stats
+
+    def stats_output(self, stats):
+        """Sums over every token of the step: all-reduced over the data-parallel ranks."""
+        g = self.g
+        for k, v in stats.items():
+            shape = stat_shapes(self.m)[k]
+            if not self.spec:
+                with g.scope("stats_sync", k):
+                    if self.plan.bug != "load_local_counts":
+                        v = self.comm.allreduce(v, ["dp", "ep"], "sum", "AllReduce")
+            g.output(k, v, shape)
+            if not self.spec:
+                self.bind(k, k, {})
 
     def grad_x(self, dx, i, avg):
         g, m = self.g, self.m
@@ -277,12 +344,23 @@ class Program:
                     v = g.node("Slice", [v, g.ints([k * c]), g.ints([(k + 1) * c]), g.ints([0])],
                                "Slice_own_shard")
                 else:
-                    v = comm.allreduce(v, ["dp", "cp"], "sum", "AllReduce")
-                if avg != 1.0:
-                    v = g.node("Mul", [v, g.const(avg)], "Mul_average")
+                    v = comm.allreduce(v, self.grad_group(p), "sum", "AllReduce")
+                k = avg
+                if plan.bug == "expert_grad_unscaled_ep" and ".experts." in p:
+                    k *= plan.ep     # averaged over the expert-data-parallel group only
+                if k != 1.0:
+                    v = g.node("Mul", [v, g.const(k)], "Mul_average")
             name = "grad_" + p + (".shard" if plan.zero else "")
             g.output(name, v, self.local_shape(shapes[p], place))
             self.bind(name, "grad_" + p, place)
+
+    def grad_group(self, p):
+        """The ranks whose gradients of `p` are summed: those holding the same parameter shard
+        (an expert's gradient already holds every token its expert-parallel group routed to it:
+        the expert-data-parallel group)."""
+        if ".experts." in p and self.plan.ep > 1:
+            return ["dp", "ep"] if self.plan.bug == "expert_grad_ep_group" else ["dp"]
+        return ["dp", "ep", "cp"]
 
     def loss_output(self, loss, avg):
         g = self.g
@@ -293,7 +371,9 @@ class Program:
             with g.scope("loss"):
                 loss = g.node("Mul", [loss, g.const(avg)], "Mul_average")
         g.output("loss_part", loss, [])
-        self.bind("loss_part", "loss", {a: "P" for a in ("dp", "cp") if a in self.sizes})
+        # with auxiliary losses every pipeline stage holds a part of the loss
+        summed = ("dp", "ep", "cp", "pp") if stat_shapes(self.m) else ("dp", "cp")
+        self.bind("loss_part", "loss", {a: "P" for a in summed if a in self.sizes})
 
 
 def build_spec(m):
