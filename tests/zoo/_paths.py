@@ -6,3 +6,4 @@ TOOLS = os.path.join(ROOT, "tools")
 ZOO = os.path.join(ROOT, "models", "zoo")
 if TOOLS not in sys.path:
     sys.path.insert(0, TOOLS)
+DEEPSEEK = os.path.join(ROOT, "models", "deepseek")

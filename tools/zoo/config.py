@@ -233,3 +233,65 @@ class DeepSeekConfig(ModelConfig):
     @property
     def moe_layers(self):
         return list(range(self.dense_layers, self.layers))
+
+
+# The DeepSeek small zoo (models/deepseek): a dense first layer and an MoE layer, at sizes where
+# every plan proves in about a second. V3's router (sigmoid scores, the selection bias, groups
+# scored by their two best, the weights normalised, a route scale) and V2's (softmax scores,
+# groups scored by their best, no bias, no normalisation).
+DS_SMALL = dict(layers=2, dense_layers=1, hidden=4, heads=2, kv_heads=2, head_dim=4, ffn=4,
+                vocab=4, seq=2, kv_lora=2, qk_nope=2, qk_rope=2, v_head=2, experts=4, groups=2,
+                topk_groups=1, topk=2, moe_ffn=2)
+DEEPSEEK_ZOO = [
+    (DeepSeekConfig("ds3_b4", batch=4, q_lora=2, **DS_SMALL), [
+        PlanConfig("tp2_mb2", tp=2, mb=2),
+        PlanConfig("tp2_sp_mb2", tp=2, sp=True, mb=2),
+        PlanConfig("dp2_mb2", dp=2, mb=2),
+        PlanConfig("dp2_tp2_mb2", dp=2, tp=2, mb=2),
+        PlanConfig("pp2_1f1b_mb2", pp=2, mb=2, schedule="1f1b"),
+        PlanConfig("dp2_tp2_pp2_mb2", dp=2, tp=2, pp=2, mb=2, schedule="1f1b"),
+    ]),
+    (DeepSeekConfig("ds2_b2", batch=2, q_lora=0, score="softmax", bias=False, route_scale=1.0,
+                    **DS_SMALL), [
+        PlanConfig("tp2", tp=2),
+        PlanConfig("dp2", dp=2),
+    ]),
+]
+
+
+# The real DeepSeek configurations (graph only, weights as inputs): HF config.json of each.
+DEEPSEEK_REAL = {
+    "v2-lite": dict(layers=27, dense_layers=1, hidden=2048, heads=16, q_lora=0, kv_lora=512,
+                    qk_nope=128, qk_rope=64, v_head=128, ffn=10944, moe_ffn=1408, experts=64,
+                    shared=2, topk=6, groups=1, topk_groups=1, vocab=102400, score="softmax",
+                    bias=False, route_scale=1.0),
+    "v2": dict(layers=60, dense_layers=1, hidden=5120, heads=128, q_lora=1536, kv_lora=512,
+               qk_nope=128, qk_rope=64, v_head=128, ffn=12288, moe_ffn=1536, experts=160,
+               shared=2, topk=6, groups=8, topk_groups=3, vocab=102400, score="softmax",
+               bias=False, route_scale=16.0),
+    "v3": dict(layers=61, dense_layers=3, hidden=7168, heads=128, q_lora=1536, kv_lora=512,
+               qk_nope=128, qk_rope=64, v_head=128, ffn=18432, moe_ffn=2048, experts=256,
+               shared=1, topk=8, groups=8, topk_groups=4, vocab=129280, score="sigmoid",
+               bias=True, route_scale=2.5),
+}
+# TrainVerify's DeepSeek-V3 plan: DP32 x TP8 x PP8 with 16 micro-batches, its experts split
+# inside the TP group (EP8) with the tokens replicated.
+DEEPSEEK_REAL_PLAN = PlanConfig("dp32_tp8_pp8_mb16", dp=32, tp=8, pp=8, mb=16, schedule="1f1b")
+
+
+def deepseek_real_config(name, layers=None, trainverify_size=False):
+    """A real DeepSeek configuration with batch = dp * mb; `trainverify_size`: TrainVerify's
+    hidden 512 and sequence 128 (every other dimension real), else the model's hidden size and
+    a 4096 sequence."""
+    dims = dict(DEEPSEEK_REAL[name])
+    if layers:
+        dims["layers"] = layers
+        dims["dense_layers"] = min(dims["dense_layers"], layers - 1)
+    seq = 4096
+    if trainverify_size:
+        dims["hidden"], seq = 512, 128
+    p = DEEPSEEK_REAL_PLAN
+    model = DeepSeekConfig("deepseek_" + name.replace("-", "_"), seq=seq, batch=p.dp * p.mb,
+                           rope="range", theta=10000.0, kv_heads=dims["heads"],
+                           head_dim=dims["qk_nope"] + dims["qk_rope"], **dims)
+    return model, p

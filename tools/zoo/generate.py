@@ -3,9 +3,15 @@
 
   generate.py --out models/zoo              the small zoo: specs, plans (per rank and per
                                             program group), mutants, index.json, catalogue.jsonl
+  generate.py --deepseek --out models/deepseek
+                                            the DeepSeek small zoo (MLA, MoE): specs, plans
+                                            per rank, its bug catalogue
   generate.py --real 8b|70b|405b|dsv3 --out DIR [--bug BUG] [--layers N]
                                             a real Llama-3 size: spec and one program per
                                             pipeline stage, graph only, weights as inputs
+  generate.py --real v2-lite|v2|v3 --out DIR [--layers N] [--trainverify-size]
+                                            a real DeepSeek configuration, likewise, on
+                                            TrainVerify's DP32 x TP8 x PP8 plan, 16 micro-batches
   generate.py --real-zoo 8b --out DIR [--only SUBSTRING ...] [--layers N] [--sparse-weights]
                                             the small zoo's configurations, plans (per rank)
                                             and mutants at real dimensions, graph only
@@ -29,8 +35,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from zoo.comm import Mesh  # noqa: E402
-from zoo.config import (NAMED_REAL_PLANS, NAMED_SMALL_PLANS, REAL_DIMS, SMALL_ZOO,  # noqa: E402
+from zoo.config import (DEEPSEEK_REAL, DEEPSEEK_ZOO, NAMED_REAL_PLANS,  # noqa: E402
+                         NAMED_SMALL_PLANS, REAL_DIMS, SMALL_ZOO, deepseek_real_config,
                          named_real_config, real_config, real_zoo)
+from zoo.deepseek_bugs import DS_CATALOGUE  # noqa: E402
 from zoo.graph import save  # noqa: E402
 from zoo.mutants import CATALOGUE, describe  # noqa: E402
 from zoo.plan import build_spec  # noqa: E402
@@ -38,7 +46,8 @@ from zoo.writer import (build_ranks, rank_bindings, spec_shapes, write_per_rank,
                         write_spmd)
 
 
-def generate_zoo(out, zoo, spmd=True, only=None, skip_failing=False, log=print):
+def generate_zoo(out, zoo, spmd=True, only=None, skip_failing=False, log=print,
+                 catalogue=CATALOGUE):
     """Specs, plans and catalogue mutants of `zoo` ([(ModelConfig, [PlanConfig])]) under `out`:
     <config>/spec.onnx, <config>/plans/<plan>/ (and <plan>.spmd/ with `spmd`),
     <config>/bugs/<id>/, index.json, catalogue.jsonl. `only`: substrings, a case is written when
@@ -84,7 +93,7 @@ def generate_zoo(out, zoo, spmd=True, only=None, skip_failing=False, log=print):
             for shards in forms:
                 index.append({"id": shards.replace("/plans/", "/"), "spec": m.name + "/spec.onnx",
                               "shards": shards, "expect": "EQUIVALENT"})
-    for e in CATALOGUE:
+    for e in catalogue:
         rel = "%s/bugs/%s" % (e["config"], e["id"])
         if not wanted(rel.replace("/bugs/", "/")):
             continue
@@ -99,7 +108,7 @@ def generate_zoo(out, zoo, spmd=True, only=None, skip_failing=False, log=print):
                 progs = build_ranks(m, bp)
                 models = {q.rank: q.g.model() for q in progs}
                 binds = rank_bindings(progs, bp, shapes)
-                node = {"vocab_ce_gathered": "/mb0/loss/AllGather_logits"}[e["bug"]]
+                node = e["node"]
             else:
                 models, binds = base(m, p)
                 models = copy.deepcopy(models)
@@ -114,9 +123,12 @@ def generate_zoo(out, zoo, spmd=True, only=None, skip_failing=False, log=print):
         write_per_rank(os.path.join(out, rel), p, models, binds)
         index.append({"id": rel.replace("/bugs/", "/"), "spec": m.name + "/spec.onnx",
                       "shards": rel, "expect": "NOT EQUIVALENT", "bug": e["id"]})
-        lines.append({"id": e["id"], "class": e["cls"], "plan": "%s/plans/%s" % (m.name, p.name),
-                      "what": describe(e, m), "output": e["output"], "rank": e["rank"],
-                      "node": node, "source": e["source"]})
+        line = {"id": e["id"], "class": e["cls"], "plan": "%s/plans/%s" % (m.name, p.name),
+                "what": describe(e, m), "output": e["output"], "rank": e["rank"],
+                "node": node, "source": e["source"]}
+        if e.get("near"):
+            line["located"] = e["near"]
+        lines.append(line)
     with open(os.path.join(out, "index.json"), "w") as f:
         json.dump(index, f, indent=1, sort_keys=True)
         f.write("\n")
@@ -128,6 +140,11 @@ def generate_zoo(out, zoo, spmd=True, only=None, skip_failing=False, log=print):
 
 def generate_small(out):
     return generate_zoo(out, SMALL_ZOO)[0]
+
+
+def generate_deepseek(out):
+    """models/deepseek: the DeepSeek small zoo and its bug catalogue."""
+    return generate_zoo(out, DEEPSEEK_ZOO, spmd=False, catalogue=DS_CATALOGUE)[0]
 
 
 def tree_size(path, data=False):
@@ -217,8 +234,11 @@ def write_stage_programs(m, p, out):
     return write_spmd(out, m, p, reps)
 
 
-def generate_real(size, out, bug=None, layers=None):
-    m, p = real_config(size, layers)
+def generate_real(size, out, bug=None, layers=None, trainverify_size=False):
+    if size in DEEPSEEK_REAL:
+        m, p = deepseek_real_config(size, layers, trainverify_size)
+    else:
+        m, p = real_config(size, layers)
     p = dataclasses.replace(p, bug=bug)
     os.makedirs(out, exist_ok=True)
     t0 = time.time()
@@ -234,10 +254,14 @@ def generate_real(size, out, bug=None, layers=None):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--real", choices=["8b", "70b", "405b", "dsv3"])
+    ap.add_argument("--real", choices=["8b", "70b", "405b", "dsv3"] + sorted(DEEPSEEK_REAL))
+    ap.add_argument("--trainverify-size", action="store_true",
+                    help="--real v2-lite|v2|v3: TrainVerify's hidden 512 and sequence 128")
     ap.add_argument("--real-zoo", choices=sorted(REAL_DIMS))
     ap.add_argument("--real-plan", choices=sorted(NAMED_REAL_PLANS))
     ap.add_argument("--small-plan", choices=sorted(NAMED_SMALL_PLANS))
+    ap.add_argument("--deepseek", action="store_true",
+                    help="the DeepSeek small zoo (models/deepseek) instead of the Llama one")
     ap.add_argument("--bug", choices=["dp_average_half", "dp_average_half_last_rank",
                                       "tp_residual_folded", "tp_residual_folded_half",
                                       "microbatch_scale_all", "microbatch_scale_last"],
@@ -250,9 +274,10 @@ def main(argv=None):
     ap.add_argument("--sparse-weights", action="store_true",
                     help="--real-zoo: write the external data of initializers as sparse files")
     args = ap.parse_args(argv)
-    modes = [m for m in ("real", "real_zoo", "real_plan", "small_plan") if getattr(args, m)]
+    modes = [m for m in ("real", "real_zoo", "real_plan", "small_plan", "deepseek")
+             if getattr(args, m)]
     if len(modes) > 1:
-        ap.error("--real, --real-zoo, --real-plan and --small-plan exclude each other")
+        ap.error("--real, --real-zoo, --real-plan, --small-plan and --deepseek exclude each other")
     if args.per_rank and not args.small_plan:
         ap.error("--per-rank goes with --small-plan")
     if args.bug and not (args.small_plan or args.real):
@@ -266,7 +291,7 @@ def main(argv=None):
     if args.layers is not None and args.layers < 1:
         ap.error("--layers must be at least 1")
     if args.real:
-        generate_real(args.real, args.out, args.bug, args.layers)
+        generate_real(args.real, args.out, args.bug, args.layers, args.trainverify_size)
     elif args.real_zoo:
         generate_real_zoo(args.real_zoo, args.out, args.only, args.layers, args.sparse_weights)
     elif args.real_plan:
@@ -274,7 +299,7 @@ def main(argv=None):
     elif args.small_plan:
         generate_small_plan(args.small_plan, args.out, args.bug, args.per_rank)
     else:
-        index = generate_small(args.out)
+        index = generate_deepseek(args.out) if args.deepseek else generate_small(args.out)
         print("%d cases in %s" % (len(index), args.out))
 
 

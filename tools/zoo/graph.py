@@ -71,6 +71,16 @@ class Graph:
     def ints(self, values):
         return self.const(values, np.int64)
 
+    def filled(self, shape, value):
+        """A float tensor of `shape` holding `value` everywhere, as ConstantOfShape (a constant
+        of that size would not fit at real sizes)."""
+        key = ("filled", tuple(shape), float(value))
+        if key not in self.consts:
+            self.consts[key] = self.node("ConstantOfShape", [self.ints(list(shape))],
+                                         value=numpy_helper.from_array(
+                                             np.array([value], np.float32)))
+        return self.consts[key]
+
     def input(self, name, shape, dtype=FLOAT):
         self.inputs.append(helper.make_tensor_value_info(name, dtype, list(shape)))
         return name

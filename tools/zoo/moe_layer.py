@@ -10,7 +10,6 @@ expert is column- and row-parallel, and their partial outputs are all-reduced wi
 attention's collective pattern. The router runs whole on every rank: the gates' gradient
 columns of the other ranks' experts are all-gathered before its backward.
 """
-import numpy as np
 
 from .moe_dispatch import Dispatch
 from .moe_router import Router
@@ -86,6 +85,8 @@ class MoE(Router, Dispatch):
 
     def local_experts(self):
         n = self.m.experts // self.par.tp
+        if self.par.bug == "local_expert_ids":
+            return 0, n     # a bug: every rank reads the gates of experts 0..n-1
         return self.par.tp_rank * n, n
 
     def routed_experts(self, xf, gates, W, p, S):
@@ -125,9 +126,15 @@ class MoE(Router, Dispatch):
         with g.scope("shared_experts"):
             ys, S["shared"] = self.swiglu(xf, W[p + "shared.w_gate"], W[p + "shared.w_up"],
                                           W[p + "shared.w_down"], m.moe_ffn * m.shared // self.par.tp)
+        S["moe_x"] = xf
+        if self.par.bug == "shared_expert_partial":
+            # a bug: the shared expert's row-parallel output joins after the routed experts'
+            # all-reduce, left partial
+            y3 = g.node("Reshape", [yr, g.ints([bm, sq, m.hidden])], "Reshape_output")
+            ys3 = g.node("Reshape", [ys, g.ints([bm, sq, m.hidden])], "Reshape_shared")
+            return g.node("Add", [self.tp_out(y3), ys3], "Add_shared")
         y = g.node("Add", [yr, ys], "Add_shared")
         y3 = g.node("Reshape", [y, g.ints([bm, sq, m.hidden])], "Reshape_output")
-        S["moe_x"] = xf
         return self.tp_out(y3)
 
     def moe_bwd(self, dy, W, p, S, G, i):
@@ -149,7 +156,14 @@ class MoE(Router, Dispatch):
         with g.backward():
             dx = g.node("Add", [dxs, dxe], "Add_experts")
             dx3 = g.node("Reshape", [dx, g.ints([bm, sq, m.hidden])], "Reshape_input_grad")
-        dx3 = self.tp_in_bwd(dx3)
+        if self.par.bug == "moe_bwd_no_reduce_scatter" and self.par.sp:
+            # a bug: the backward of the tokens' all-gather keeps its own chunk, unreduced
+            k, n = self.par.tp_rank, self.sa
+            with g.backward():
+                dx3 = g.node("Slice", [dx3, g.ints([k * n]), g.ints([(k + 1) * n]), g.ints([1])],
+                             "Slice_own_chunk")
+        else:
+            dx3 = self.tp_in_bwd(dx3)
         dxr = self.route_bwd(dgates, W, p, S, G, T, bm, sq)
         with g.backward():
             dxr3 = g.node("Reshape", [dxr, g.ints([bm, sq, m.hidden])], "Reshape_router_grad")
@@ -210,9 +224,9 @@ class MoE(Router, Dispatch):
                 # zeros at the other ranks' experts: the router's gradient is left partial
                 e0, n = self.local_experts()
                 T = self.bm * self.sq
-                parts = [g.const(np.zeros((T, e0)))] if e0 else []
+                parts = [g.filled([T, e0], 0.0)] if e0 else []
                 parts.append(dgl)
                 if self.m.experts - e0 - n:
-                    parts.append(g.const(np.zeros((T, self.m.experts - e0 - n))))
+                    parts.append(g.filled([T, self.m.experts - e0 - n], 0.0))
                 return g.node("Concat", parts, "Concat_gates_grad", axis=1)
             return self._c().allgather(dgl, ["tp"], 1, "tp/AllGather_gates_grad")

@@ -12,7 +12,6 @@ Auxiliary loss per sequence b (DeepSeek-V3 eq. 17-20): f[b, e] = E / (K S) * tok
 to e, P[b, e] = mean over b's tokens of the scores normalised over the experts, loss =
 alpha * mean_b sum_e f P. f is a count: no gradient flows through it.
 """
-import numpy as np
 
 
 class Router:
@@ -26,13 +25,15 @@ class Router:
                 scores = g.node("Sigmoid", [logits])
             else:
                 scores = g.node("Softmax", [logits], axis=-1)
-            choice = scores
+            choice = biased = scores
             if m.bias:
-                choice = g.node("Add", [scores, W[p + "expert_bias"]], "Add_bias")
+                choice = biased = g.node("Add", [scores, W[p + "expert_bias"]], "Add_bias")
             if m.groups > 1:
                 choice = self.group_limit(choice, T)
             _, idx = g.node("TopK", [choice, g.ints([K])], outputs=2, axis=-1)
-            w = g.node("GatherElements", [scores, idx], axis=-1)
+            # a bug: the combine weights read from the biased scores the selection used
+            read = biased if self.par.bug == "combine_biased_scores" else scores
+            w = g.node("GatherElements", [read, idx], axis=-1)
             den = None
             if m.score == "sigmoid":
                 s = g.node("ReduceSum", [w, g.ints([-1])], "ReduceSum_norm", keepdims=1)
@@ -40,7 +41,7 @@ class Router:
                 w = g.node("Div", [w, den], "Div_norm")
             wn = w
             w = g.node("Mul", [w, g.const(m.route_scale)], "Mul_route_scale")
-            gates = g.node("ScatterElements", [g.const(np.zeros((T, E))), idx, w], axis=-1)
+            gates = g.node("ScatterElements", [g.filled([T, E], 0.0), idx, w], axis=-1)
         S.update(router_in=xf, scores=scores, idx=idx, den=den, wn=wn)
         return gates
 
@@ -56,8 +57,8 @@ class Router:
                 gscore = g.node("ReduceMax", [grouped], axes=[-1], keepdims=0)
             _, gidx = g.node("TopK", [gscore, g.ints([m.topk_groups])], "TopK_groups", outputs=2,
                              axis=-1)
-            gmask = g.node("ScatterElements", [g.const(np.zeros((T, G))), gidx,
-                                               g.const(np.ones((T, m.topk_groups)))], axis=-1)
+            gmask = g.node("ScatterElements", [g.filled([T, G], 0.0), gidx,
+                                               g.filled([T, m.topk_groups], 1.0)], axis=-1)
             u = g.node("Unsqueeze", [gmask, g.ints([-1])])
             e = g.node("Expand", [u, g.ints([T, G, per])])
             emask = g.node("Reshape", [e, g.ints([T, m.experts])], "Reshape_mask")
@@ -105,8 +106,12 @@ class Router:
                 ts = g.node("ReduceSum", [t, g.ints([-1])], "ReduceSum_norm", keepdims=1)
                 d = g.node("Sub", [dw, ts], "Sub_norm")
                 dw = g.node("Div", [d, S["den"]], "Div_norm")
-            ds = g.node("ScatterElements", [g.const(np.zeros((T, E))), S["idx"], dw],
+            ds = g.node("ScatterElements", [g.filled([T, E], 0.0), S["idx"], dw],
                         axis=-1, reduction="add")
+            if self.par.bug == "routing_probs_no_grad":
+                # a bug: the routing weights gathered as constants, only the auxiliary loss
+                # reaches the router
+                ds = g.node("Mul", [ds, g.const(0.0)], "Mul_detached")
             if m.aux_alpha and self.par.bug != "aux_grad_dropped":
                 ds = g.node("Add", [ds, self.aux_bwd(S, bm, sq)], "Add_aux")
             s = S["scores"]

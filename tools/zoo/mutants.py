@@ -164,9 +164,14 @@ def describe(e, m):
     return e["what"](m) if callable(e["what"]) else e["what"]
 
 
-def _c(id, cls, config, plan, what, output, rank, source, edit=None, bug=None):
+def _c(id, cls, config, plan, what, output, rank, source, edit=None, bug=None, node=None,
+       near=None):
+    """A catalogue entry: an `edit` of the correct plan's programs (returning the node where the
+    bug starts), or a generator-level `bug` (PlanConfig.bug) that starts at `node`. `near`: the
+    node next to it where the value-based locator finds the first wrong value (an op whose
+    output is the first to differ from every spec value, e.g. the consumer of the bug's)."""
     return dict(id=id, cls=cls, config=config, plan=plan, what=what, output=output, rank=rank,
-                source=source, edit=edit, bug=bug)
+                source=source, edit=edit, bug=bug, node=node, near=near)
 
 
 CATALOGUE = [
@@ -247,7 +252,7 @@ CATALOGUE = [
     _c("tp2_vocab_ce_gathered", "vocab_parallel_ce_on_gathered_logits", "l1_b2_mha", "tp2_mb2",
        "the vocabulary-parallel cross-entropy runs on logits already all-gathered over TP, so its "
        "sums are all-reduced twice", "loss", 0, "Megatron-LM #7452",
-       bug="vocab_ce_gathered"),
+       bug="vocab_ce_gathered", node="/mb0/loss/AllGather_logits"),
     _c("pp2_grads_scaled_by_tokens", "pipeline_grads_scaled_by_token_count", "l2_b2_gqa",
        "pp2_gpipe_mb2",
        "the last pipeline stage seeds its backward with the summed instead of the mean token loss, "
