@@ -217,7 +217,7 @@ void copy_reduction(Reduction& out, const reduce::Reduced& r) {
 
 exec::RunLimits run_limits(const CheckOptions& o) {
   exec::RunLimits l;
-  l.memory_bytes = o.max_memory ? o.max_memory : physical_bytes() / 100 * limits::kMemoryPercent;
+  l.memory_bytes = memory_limit_bytes(o);
   l.node_elements = o.max_elements;
   l.trace = o.trace;
   return l;
@@ -759,6 +759,10 @@ CheckResult run(const std::string& spec_path, const std::string& shards_dir,
   res.stats.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return res;
+}
+
+size_t memory_limit_bytes(const CheckOptions& o) {
+  return o.max_memory ? o.max_memory : physical_bytes() / 100 * limits::kMemoryPercent;
 }
 
 }  // namespace onnx_tv::check

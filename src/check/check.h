@@ -10,4 +10,7 @@ namespace onnx_tv::check {
 CheckResult run(const std::string& spec_path, const std::string& shards_dir,
                 const CheckOptions& options = {});
 
+// The memory a check may take, in bytes: --max-memory, else a share of the machine's.
+size_t memory_limit_bytes(const CheckOptions& options);
+
 }  // namespace onnx_tv::check

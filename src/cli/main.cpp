@@ -1,6 +1,7 @@
 // onnx-tv: proves a distributed training plan equivalent to its single-device model.
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -19,6 +20,8 @@
 #include "cli/progress_bar.h"
 #include "cli/safe_report.h"
 #include "common/errors.h"
+#include "common/memory_limit.h"
+#include "common/memory_watchdog.h"
 #include "common/printable.h"
 
 namespace {
@@ -153,6 +156,27 @@ int run_check(const std::vector<std::string>& args) {
   options.on_progress = [&](const onnx_tv::check::Progress& p) { bar.update(p); };
   onnx_tv::check::CheckResult result;
   std::string internal;  // what failed, when the check stopped on a bug in onnx-tv
+  // Past --max-memory inside one long step, the watchdog answers UNKNOWN for the check (with
+  // its --json report) and ends the process before the system kills it.
+  const auto started = std::chrono::steady_clock::now();
+  onnx_tv::MemoryWatchdog watchdog(
+      onnx_tv::check::memory_limit_bytes(options), [&](size_t resident) {
+        onnx_tv::check::CheckResult over;
+        over.verdict = onnx_tv::check::Verdict::Unknown;
+        over.stats.seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        over.message = onnx_tv::memory_limit_message(
+            onnx_tv::check::memory_limit_bytes(options),
+            "a step that passed it before the check looked again (resident " +
+                std::to_string(resident >> 20) + " MB)");
+        if (!json_path.empty())
+          write_file(json_path, onnx_tv::check::to_json(over, onnx_tv::printable(spec),
+                                                        onnx_tv::printable(shards)));
+        if (progress) std::fputs("\n", stderr);
+        onnx_tv::check::print_report(std::cout, over);
+        std::cout << onnx_tv::check::summary_line(over) << std::endl;
+        std::_Exit(int(over.verdict));
+      });
   try {
     result = onnx_tv::check::run(spec, shards, options);
   } catch (const onnx_tv::InternalError& e) {
@@ -162,6 +186,7 @@ int run_check(const std::vector<std::string>& args) {
   } catch (const std::exception& e) {
     internal = std::string("internal error: ") + e.what();
   }
+  watchdog.stop();  // the report below is this thread's (or the watchdog ended the process)
   bar.clear();
   if (internal.empty()) {
     onnx_tv::check::make_printable(result);

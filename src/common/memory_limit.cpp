@@ -6,6 +6,7 @@
 
 #include "common/errors.h"
 #include "common/limits.h"
+#include "common/memory_watchdog.h"
 
 namespace onnx_tv {
 
@@ -25,20 +26,26 @@ size_t physical_bytes() {
 
 bool memory_exceeded(size_t limit) {
   thread_local unsigned calls = 0;  // instances may be proven in parallel (--jobs)
-  if (limit == 0 || ++calls % limits::kMemoryCheckEvery != 0) return false;
+  if (limit == 0) return false;
+  if (memory_over_limit()) return true;  // a watchdog saw it between two looks
+  if (++calls % limits::kMemoryCheckEvery != 0) return false;
   return resident_bytes() > limit;
 }
 
-void memory_limit_reached(size_t limit, const std::string& where) {
+std::string memory_limit_message(size_t limit, const std::string& where) {
   char amount[48];
   const double gb = double(limit) / double(1ull << 30);
   if (gb >= 1)
     std::snprintf(amount, sizeof amount, "%.1f GB", gb);
   else
     std::snprintf(amount, sizeof amount, "%.0f MB", gb * 1024);
-  throw ResourceLimit("the check needs more than " + std::string(amount) +
-                      " of memory (the limit, --max-memory) and was stopped at " + where +
-                      "; a plan with fewer micro-batches, layers or ranks per stage needs less");
+  return "the check needs more than " + std::string(amount) +
+         " of memory (the limit, --max-memory) and was stopped at " + where +
+         "; a plan with fewer micro-batches, layers or ranks per stage needs less";
+}
+
+void memory_limit_reached(size_t limit, const std::string& where) {
+  throw ResourceLimit(memory_limit_message(limit, where));
 }
 
 void check_memory(size_t limit, const std::string& where) {

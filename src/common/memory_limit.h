@@ -20,6 +20,9 @@ size_t physical_bytes();
 // (common/limits.h), so that once per node is cheap and few nodes pass between two looks.
 bool memory_exceeded(size_t limit);
 
+// What a check stopped past `limit` says, `where` naming the step.
+std::string memory_limit_message(size_t limit, const std::string& where);
+
 // Throws ResourceLimit naming `where`.
 [[noreturn]] void memory_limit_reached(size_t limit, const std::string& where);
 
