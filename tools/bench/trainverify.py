@@ -1,8 +1,13 @@
 #!/usr/bin/python3
-"""Benchmark: the zoo's real-size Llama-3 plans next to TrainVerify's published times.
+"""Benchmark: the zoo's real-size Llama-3 and DeepSeek plans next to TrainVerify's published times.
 
-  tools/bench/trainverify.py [--sizes 8b 70b 405b] [--binary build/onnx-tv] [--timeout 3600]
-                             [--keep DIR] [--jobs N]
+  tools/bench/trainverify.py [--sizes 8b 70b 405b v2-lite v2 v3] [--binary build/onnx-tv]
+                             [--timeout 3600] [--keep DIR] [--jobs N] [--trainverify-size]
+                             [--max-memory GB]
+
+The DeepSeek sizes (V2-Lite, V2, V3 on TrainVerify's DP32 x TP8 x PP8 plan with 16 micro-batches,
+experts split inside the TP group) are not in the default run: they do not fit this machine
+yet (docs/zoo.md). `--trainverify-size` builds them at TrainVerify's hidden 512 and sequence 128.
 
 For each size: generates the plan (tools/zoo/generate.py --real SIZE: the spec and one program
 per pipeline stage, graph only), runs `onnx-tv check` on it, and prints the verdict, wall time,
@@ -29,10 +34,14 @@ PLANS = {
     "8b": ("dp512.spmd", 685),
     "70b": ("dp16_tp8_pp4_mb32.spmd", 8532),
     "405b": ("dp64_tp8_pp16_mb16.spmd", 28786),
+    "v2-lite": ("dp32_tp8_pp8_mb16.spmd", 1351),
+    "v2": ("dp32_tp8_pp8_mb16.spmd", 8484),
+    "v3": ("dp32_tp8_pp8_mb16.spmd", 32371),
 }
+DEFAULT_SIZES = ["8b", "70b", "405b"]
 # --jobs where none is given: 405B's instances hold about 17 GB each, so two at once pass a
 # 24 GB machine's memory.
-DEFAULT_JOBS = {"8b": 2, "70b": 2, "405b": 1}
+DEFAULT_JOBS = {"8b": 2, "70b": 2, "405b": 1, "v2-lite": 1, "v2": 1, "v3": 1}
 
 
 def units(plan, fewer, micro):
@@ -55,20 +64,22 @@ def units(plan, fewer, micro):
     return full, proven
 
 
-def run_one(binary, size, timeout, keep, jobs):
+def run_one(binary, size, timeout, keep, jobs, extra_gen=(), extra_check=()):
     folder, _ = PLANS[size]
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(keep or tmp, size)
         t0 = time.time()
         subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools/zoo/generate.py"),
-                        "--real", size, "--out", out], check=True, capture_output=True)
+                        "--real", size, "--out", out] + list(extra_gen), check=True,
+                       capture_output=True)
         gen = time.time() - t0
         report = os.path.join(out, "report.json")
         t0 = time.time()
         try:
             p = subprocess.run(["/usr/bin/time", "-f", "%M", binary, "check",
                                 os.path.join(out, "spec.onnx"), os.path.join(out, folder),
-                                "--no-progress", "--json", report, "--jobs", str(jobs)],
+                                "--no-progress", "--json", report, "--jobs", str(jobs)] +
+                               list(extra_check),
                                capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return {"verdict": "timeout after %d s" % timeout, "gen": gen}
@@ -94,7 +105,10 @@ def run_one(binary, size, timeout, keep, jobs):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", nargs="+", default=list(PLANS), choices=list(PLANS))
+    ap.add_argument("--sizes", nargs="+", default=DEFAULT_SIZES, choices=list(PLANS))
+    ap.add_argument("--trainverify-size", action="store_true",
+                    help="DeepSeek sizes at TrainVerify's hidden 512 and sequence 128")
+    ap.add_argument("--max-memory", type=float, help="onnx-tv check --max-memory (GB)")
     ap.add_argument("--binary", default=os.path.join(ROOT, "build/onnx-tv"))
     ap.add_argument("--timeout", type=int, default=3600)
     ap.add_argument("--keep", help="write the generated plans here instead of a temporary folder")
@@ -104,7 +118,10 @@ def main():
         "size", "plan", "verdict", "ranks", "proven", "time (s)", "peak (MB)", "nodes run",
         "TrainVerify (s)"))
     for size in a.sizes:
-        r = run_one(a.binary, size, a.timeout, a.keep, a.jobs or DEFAULT_JOBS[size])
+        deepseek = size.startswith("v")
+        gen = ["--trainverify-size"] if deepseek and a.trainverify_size else []
+        check = ["--max-memory", str(a.max_memory)] if a.max_memory else []
+        r = run_one(a.binary, size, a.timeout, a.keep, a.jobs or DEFAULT_JOBS[size], gen, check)
         folder, tv = PLANS[size]
         if "wall" not in r:
             print("%-5s %-24s %s" % (size, folder, r["verdict"]), flush=True)
