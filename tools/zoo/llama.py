@@ -217,6 +217,40 @@ class Llama:
             r = g.node("Reshape", [d, g.ints([self.bm, self.nkv, rep, self.m.seq, self.m.head_dim])])
             return g.node("ReduceSum", [r, g.ints([2])], keepdims=0)
 
+    def gated_bwd(self, dmm, S):
+        """d(gate projection), d(up projection) of SiLU(gate) * up, from d(product); S holds
+        the forward's gt, up, sg (sigmoid of gt) and act (SiLU of gt)."""
+        g = self.g
+        with g.backward():
+            dact = g.node("Mul", [dmm, S["up"]], "Mul_gated_up")
+            dup = g.node("Mul", [dmm, S["act"]], "Mul_gated_act")
+        with g.scope("act_fn"), g.backward():
+            one = g.const(1.0)
+            om = g.node("Sub", [one, S["sg"]])
+            t = g.node("Mul", [S["gt"], om])
+            t1 = g.node("Add", [t, one])
+            ds = g.node("Mul", [S["sg"], t1], "Mul_dsilu")
+            dgt = g.node("Mul", [dact, ds])
+        return dgt, dup
+
+    def attention_bwd(self, do, pr, v, q, k, scale):
+        """The backward of softmax(q k^T * scale + mask) v from d(output): d(q), d(k), d(v)."""
+        g = self.g
+        with g.backward():
+            vt = g.node("Transpose", [v], "Transpose_v", perm=[0, 1, 3, 2])
+            dpr = g.node("MatMul", [do, vt], "MatMul_context")
+            prt = g.node("Transpose", [pr], "Transpose_probs", perm=[0, 1, 3, 2])
+            dv = g.node("MatMul", [prt, do], "MatMul_context_v")
+            pd = g.node("Mul", [pr, dpr], "Mul_softmax")
+            sd = g.node("ReduceSum", [pd, g.ints([-1])], "ReduceSum_softmax", keepdims=1)
+            df = g.node("Sub", [dpr, sd], "Sub_softmax")
+            dsm = g.node("Mul", [pr, df], "Softmax")
+            dss = g.node("Mul", [dsm, scale], "Mul_scale")
+            dq = g.node("MatMul", [dss, k], "MatMul_scores_q")
+            dst = g.node("Transpose", [dss], "Transpose_scores", perm=[0, 1, 3, 2])
+            dk = g.node("MatMul", [dst, q], "MatMul_scores_k")
+        return dq, dk, dv
+
     # ---- one decoder layer -------------------------------------------------------------------
     def layer(self, x, W, i):
         g, m, hd = self.g, self.m, self.m.head_dim
@@ -300,16 +334,7 @@ class Llama:
                     with g.backward():
                         G[p + "w_down"] = self.wgrad(S["mm"], dd, self.ffn, m.hidden)
                         dmm = self.matmul_t(dd, W[p + "w_down"])
-                with g.backward():
-                    dact = g.node("Mul", [dmm, S["up"]], "Mul_gated_up")
-                    dup = g.node("Mul", [dmm, S["act"]], "Mul_gated_act")
-                with g.scope("act_fn"), g.backward():
-                    one = g.const(1.0)
-                    om = g.node("Sub", [one, S["sg"]])
-                    t = g.node("Mul", [S["gt"], om])
-                    t1 = g.node("Add", [t, one])
-                    ds = g.node("Mul", [S["sg"], t1], "Mul_dsilu")
-                    dgt = g.node("Mul", [dact, ds])
+                dgt, dup = self.gated_bwd(dmm, S)
                 with g.scope("gate_proj"), g.backward():
                     G[p + "w_gate"] = self.wgrad(S["xg2"], dgt, m.hidden, self.ffn)
                     dx_g = self.matmul_t(dgt, W[p + "w_gate"])
@@ -331,19 +356,8 @@ class Llama:
                         do2 = self.matmul_t(da, W[p + "w_o"])
                 with g.backward():
                     do = self.heads(do2, self.nh)
-                with g.backward():
-                    vt = g.node("Transpose", [S["ve"]], "Transpose_v", perm=[0, 1, 3, 2])
-                    dpr = g.node("MatMul", [do, vt], "MatMul_context")
-                    prt = g.node("Transpose", [S["pr"]], "Transpose_probs", perm=[0, 1, 3, 2])
-                    dve = g.node("MatMul", [prt, do], "MatMul_context_v")
-                    pd = g.node("Mul", [S["pr"], dpr], "Mul_softmax")
-                    sd = g.node("ReduceSum", [pd, g.ints([-1])], "ReduceSum_softmax", keepdims=1)
-                    df = g.node("Sub", [dpr, sd], "Sub_softmax")
-                    dsm = g.node("Mul", [S["pr"], df], "Softmax")
-                    dss = g.node("Mul", [dsm, S["scale"]], "Mul_scale")
-                    dqr = g.node("MatMul", [dss, S["ke"]], "MatMul_scores_q")
-                    dst = g.node("Transpose", [dss], "Transpose_scores", perm=[0, 1, 3, 2])
-                    dke = g.node("MatMul", [dst, S["qr"]], "MatMul_scores_k")
+                dqr, dke, dve = self.attention_bwd(do, S["pr"], S["ve"], S["qr"], S["ke"],
+                                                   S["scale"])
                 dkf, dvf = self.repeat_kv_bwd(dke), self.repeat_kv_bwd(dve)
                 if self.par.cp > 1:
                     with g.scope("cp"), g.backward():

@@ -125,18 +125,9 @@ class MLA:
                 do2 = self.matmul_t(da, W[p + "w_o"])
         with g.backward():
             do = self.heads(do2, nh, vd)
-            vt = g.node("Transpose", [S["mla_v"]], "Transpose_v", perm=[0, 1, 3, 2])
-            dpr = g.node("MatMul", [do, vt], "MatMul_context")
-            prt = g.node("Transpose", [S["mla_pr"]], "Transpose_probs", perm=[0, 1, 3, 2])
-            dv = g.node("MatMul", [prt, do], "MatMul_context_v")
-            pd = g.node("Mul", [S["mla_pr"], dpr], "Mul_softmax")
-            sd = g.node("ReduceSum", [pd, g.ints([-1])], "ReduceSum_softmax", keepdims=1)
-            df = g.node("Sub", [dpr, sd], "Sub_softmax")
-            dsm = g.node("Mul", [S["mla_pr"], df], "Softmax")
-            dss = g.node("Mul", [dsm, S["mla_scale"]], "Mul_scale")
-            dqf = g.node("MatMul", [dss, S["mla_kf"]], "MatMul_scores_q")
-            dst = g.node("Transpose", [dss], "Transpose_scores", perm=[0, 1, 3, 2])
-            dkf = g.node("MatMul", [dst, S["mla_qf"]], "MatMul_scores_k")
+        dqf, dkf, dv = self.attention_bwd(do, S["mla_pr"], S["mla_v"], S["mla_qf"], S["mla_kf"],
+                                          S["mla_scale"])
+        with g.backward():
             dq_nope, dqr = self._split(dqf, 3, nope, rope)
             dk_nope, dke = self._split(dkf, 3, nope, rope)
         with g.scope("rope_q"):

@@ -52,21 +52,6 @@ class MoE(Router, Dispatch):
             y = g.node("MatMul", [mm, wd])
         return y, dict(gt=gt, up=up, sg=sg, act=act, mm=mm)
 
-    def gated_bwd(self, dmm, S):
-        """d(gate projection), d(up projection) of SiLU(gate) * up, from d(product)."""
-        g = self.g
-        with g.backward():
-            dact = g.node("Mul", [dmm, S["up"]], "Mul_gated_up")
-            dup = g.node("Mul", [dmm, S["act"]], "Mul_gated_act")
-        with g.scope("act_fn"), g.backward():
-            one = g.const(1.0)
-            om = g.node("Sub", [one, S["sg"]])
-            t = g.node("Mul", [S["gt"], om])
-            t1 = g.node("Add", [t, one])
-            ds = g.node("Mul", [S["sg"], t1], "Mul_dsilu")
-            dgt = g.node("Mul", [dact, ds])
-        return dgt, dup
-
     def swiglu_bwd(self, dy, x, wg, wu, wd, S, f, G, p, prefix=""):
         """dx of swiglu; the weight gradients into G[p + prefix + w_*]."""
         g, m = self.g, self.m
