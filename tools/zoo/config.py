@@ -49,6 +49,8 @@ class PlanConfig:
     ep: int = 1                 # expert parallel: tokens split like dp, experts split, AllToAll
     capacity: int = 0           # expert parallel: slots per expert and source rank (0: tokens
                                 # per rank, which drops none)
+    permute: str = "onehot"     # expert parallel: "onehot" dispatch mask and Einsum, or
+                                # "argsort": tokens sorted by expert (moe_permute.py)
 
     @property
     def axes(self):

@@ -12,10 +12,11 @@ from onnx import numpy_helper
 
 class Par:
     def __init__(self, comm=None, tp=1, sp=False, cp=1, cp_rank=0, tp_rank=0, bug=None, ep=1,
-                 ep_rank=0, capacity=0):
+                 ep_rank=0, capacity=0, permute="onehot"):
         self.comm, self.tp, self.sp, self.cp = comm, tp, sp, cp
         self.cp_rank, self.tp_rank, self.bug = cp_rank, tp_rank, bug
         self.ep, self.ep_rank, self.capacity = ep, ep_rank, capacity
+        self.permute = permute
 
 
 def param_shapes(m):

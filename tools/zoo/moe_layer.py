@@ -12,6 +12,7 @@ columns of the other ranks' experts are all-gathered before its backward.
 """
 
 from .moe_dispatch import Dispatch
+from .moe_permute import Permute
 from .moe_router import Router
 
 
@@ -36,7 +37,7 @@ def moe_tp_shard_dim(param):
     return 1 if leaf[-1] in ("w_gate", "w_up") else 0
 
 
-class MoE(Router, Dispatch):
+class MoE(Router, Dispatch, Permute):
     def swiglu(self, x, wg, wu, wd, f):
         """SiLU(x wg) * (x wu) wd; returns y and what the backward needs."""
         g = self.g
@@ -104,7 +105,9 @@ class MoE(Router, Dispatch):
             "ReduceSum", [S["routed"], g.ints([0])], "ReduceSum_load", keepdims=0)
         if m.aux_alpha:
             self.aux.append(self.aux_loss(S, T, bm, sq))
-        if self.par.ep > 1:
+        if self.par.ep > 1 and self.par.permute == "argsort":
+            yr = self.permute_experts(xf, gates, W, p, S, T)
+        elif self.par.ep > 1:
             yr = self.dispatch_experts(xf, gates, W, p, S, T)
         else:
             yr = self.routed_experts(xf, gates, W, p, S)
@@ -132,7 +135,9 @@ class MoE(Router, Dispatch):
             dxs = self.swiglu_bwd(dyf, S["moe_x"], W[p + "shared.w_gate"], W[p + "shared.w_up"],
                                   W[p + "shared.w_down"], S["shared"], f * m.shared // self.par.tp,
                                   G, p, "shared.")
-        if self.par.ep > 1:
+        if self.par.ep > 1 and self.par.permute == "argsort":
+            dxe, dgates = self.permute_experts_bwd(dyf, W, p, S, G)
+        elif self.par.ep > 1:
             dxe, dgates = self.dispatch_experts_bwd(dyf, W, p, S, G)
         else:
             with g.scope("experts"):

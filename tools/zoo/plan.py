@@ -91,7 +91,8 @@ class Program:
         p = self.plan
         self.par = Par(self.comm, tp=p.tp, sp=p.sp, cp=p.cp, cp_rank=self.coords.get("cp", 0),
                        tp_rank=self.coords.get("tp", 0), bug=p.bug, ep=p.ep,
-                       ep_rank=self.coords.get("ep", 0), capacity=p.capacity)
+                       ep_rank=self.coords.get("ep", 0), capacity=p.capacity,
+                       permute=p.permute)
         self.bm = m.batch // (p.dp * p.ep * p.mb)
         self.mod = model_module(m)
         self.L = (self.mod.DeepSeek if self.mod is not llama else llama.Llama)(
