@@ -15,6 +15,16 @@ The combine reads each sorted pair's row from its slot, unpermutes (the sort per
 inverse: back to pair order), weights by the gates and adds the top-k rows of each token into
 the token's row (index_add: ScatterElements with reduction add at the token index, built as
 batch row * seq + position).
+
+Generator-level bugs (PlanConfig.bug) from real reports:
+  permute_twice           the combine applies the sort permutation again instead of its inverse
+                          (torchtitan #1237)
+  no_expert_major_resort  the received rows stay rank-major: the experts run on the wrong rows
+                          (harmless with one local expert)
+  sp_global_token_index   the token index the combine scatters back to leaves out the batch
+                          row's offset (torchtitan #3604: right only for one row per rank)
+  index_add_overwrites    the combine's index_add as ScatterElements without reduction: a
+                          token's second top-k row overwrites the first (pytorch #111159)
 """
 import numpy as np
 
@@ -41,13 +51,17 @@ class Permute:
         with g.scope("combine"):
             back = c.alltoall(self.rank_major(out, T), ["ep"], 0, 0, "ep/AllToAll")
             ys = g.node("Gather", [back, slot], "Gather_slots", axis=0)
-            pairs = self.unpermute_rows(ys, order, N)
+            if self.par.bug == "permute_twice":
+                pairs = self.permute_rows(ys, order)      # a bug: the permutation again
+            else:
+                pairs = self.unpermute_rows(ys, order, N)
             w = g.node("GatherElements", [gates, S["idx"]], "GatherElements_gates", axis=-1)
             wu = g.node("Reshape", [w, g.ints([N, 1])], "Reshape_gates")
             weighted = g.node("Mul", [pairs, wu], "Mul_gates")
             index = self.token_index(N)
             y = g.node("ScatterElements", [g.filled([T, m.hidden], 0.0), index, weighted],
-                       "ScatterElements_index_add", axis=0, reduction="add")
+                       "ScatterElements_index_add", axis=0,
+                       reduction=None if self.par.bug == "index_add_overwrites" else "add")
         S.update(moe_order=order, moe_slot=slot, moe_token=token, moe_received=received,
                  moe_pairs=pairs, moe_wu=wu, moe_index=index)
         return y
@@ -67,8 +81,11 @@ class Permute:
             dw2 = g.node("Reshape", [dw, g.ints([T, m.topk])], "Reshape_gates")
             dgates = g.node("ScatterElements", [g.filled([T, m.experts], 0.0), S["idx"], dw2],
                             "GatherElements_gates", axis=-1)
-            # the unpermutation's backward is the permutation
-            dys = self.permute_rows(dpairs, S["moe_order"], "ScatterND_unpermute")
+            # each permutation's backward is its inverse
+            if self.par.bug == "permute_twice":
+                dys = self.unpermute_rows(dpairs, S["moe_order"], N, "Gather_permute")
+            else:
+                dys = self.permute_rows(dpairs, S["moe_order"], "ScatterND_unpermute")
             dback = self.scatter_rows(dys, S["moe_slot"], m.experts * T, "Gather_slots")
             dout = self.expert_major(c.alltoall(dback, ["ep"], 0, 0, "ep/AllToAll"), T)
         with g.scope("experts"):
@@ -126,7 +143,9 @@ class Permute:
         seq + position (torchtitan rebuilds the global index from the local layout this way)."""
         g, sq = self.g, self.sq
         token = np.arange(N) // self.m.topk
-        index = g.node("Add", [g.ints(token % sq), g.ints(token // sq * sq)], "Add_row_offset")
+        index = g.ints(token % sq)
+        if self.par.bug != "sp_global_token_index":   # the bug leaves out the row's offset
+            index = g.node("Add", [index, g.ints(token // sq * sq)], "Add_row_offset")
         return self.expand_rows(index, N)
 
     def expand_rows(self, index, N):
@@ -141,6 +160,8 @@ class Permute:
         (each local expert's rows from every rank together)."""
         g, ep, h = self.g, self.par.ep, self.m.hidden
         el = self.m.experts // ep
+        if self.par.bug == "no_expert_major_resort":   # a bug: the rank-major rows as they are
+            return g.node("Reshape", [x, g.ints([el, ep * C, h])], "Reshape_expert_major")
         r = g.node("Reshape", [x, g.ints([ep, el, C, h])], "Reshape_rank_major")
         t = g.node("Transpose", [r], "Transpose_expert_major", perm=[1, 0, 2, 3])
         return g.node("Reshape", [t, g.ints([el, ep * C, h])], "Reshape_expert_major")
@@ -149,6 +170,8 @@ class Permute:
         """The inverse of expert_major: [E_local, ep * C, hidden] -> rows by destination rank."""
         g, ep, h = self.g, self.par.ep, self.m.hidden
         el = self.m.experts // ep
+        if self.par.bug == "no_expert_major_resort":
+            return g.node("Reshape", [y, g.ints([ep * el * C, h])], "Reshape_rank_major")
         r = g.node("Reshape", [y, g.ints([el, ep, C, h])], "Reshape_expert_major")
         t = g.node("Transpose", [r], "Transpose_rank_major", perm=[1, 0, 2, 3])
         return g.node("Reshape", [t, g.ints([ep * el * C, h])], "Reshape_rank_major")
