@@ -64,10 +64,11 @@ class PlansTest(unittest.TestCase):
 
 
 class ExpertParallelTest(unittest.TestCase):
-    """Expert parallelism by AllToAll (moe_dispatch.py), generated into a temporary folder:
-    the padded dispatch and a capacity above every rank's token count agree with the spec; a
-    capacity computed per rank (1 slot) drops tokens; expert gradients averaged over the
-    expert-data-parallel group only are EP times too large."""
+    """Expert parallelism by AllToAll (moe_dispatch.py, moe_permute.py), generated into a
+    temporary folder: the padded dispatch and a capacity above every rank's token count agree
+    with the spec; a capacity computed per rank (1 slot) drops tokens; expert gradients averaged
+    over the expert-data-parallel group only are EP times too large. The argsort permutation
+    agrees, and its four bugs from upstream reports disagree."""
 
     def run_plan(self, plan):
         from zoo.generate import generate_zoo
@@ -94,6 +95,54 @@ class ExpertParallelTest(unittest.TestCase):
         self.assertLess(r["errors"]["grad_layers.1.router"], 1e-9)
         r = self.run_plan(PlanConfig("dp2_ep2_group", dp=2, ep=2, bug="expert_grad_ep_group"))
         self.assertGreater(r["errors"]["grad_layers.1.experts.w_up"], 1e-6)
+
+    def test_argsort_dispatch(self):
+        """The argsort permutation (moe_permute.py) agrees: two local experts per rank on ep2
+        (where the re-sort after the AllToAll matters) with two batch rows per rank, one row per
+        rank with micro-batches and with DP, and one expert on each of four ranks."""
+        for plan in (PlanConfig("ep2", ep=2, permute="argsort"),
+                     PlanConfig("ep2_mb2", ep=2, mb=2, permute="argsort"),
+                     PlanConfig("dp2_ep2", dp=2, ep=2, permute="argsort"),
+                     PlanConfig("ep4", ep=4, permute="argsort")):
+            with self.subTest(plan=plan.name):
+                r = self.run_plan(plan)
+                self.assertTrue(r["agree"], {k: v for k, v in r["errors"].items() if v > 1e-9})
+
+    def argsort_bug(self, bug, **axes):
+        return self.run_plan(PlanConfig("ep_" + bug, permute="argsort", bug=bug, **axes))
+
+    def test_permute_twice(self):
+        """torchtitan #1237: the combine applies the sort permutation again instead of its
+        inverse, so the expert outputs return to the wrong (token, slot) pairs."""
+        r = self.argsort_bug("permute_twice", ep=2)
+        self.assertGreater(r["errors"]["loss"], 1e-6)
+        self.assertGreater(r["errors"]["grad_layers.1.experts.w_up"], 1e-6)
+
+    def test_no_expert_major_resort(self):
+        """The received rows left rank-major: with two local experts each expert runs on the
+        other's rows; with one local expert per rank the two orders are the same."""
+        r = self.argsort_bug("no_expert_major_resort", ep=2)
+        self.assertGreater(r["errors"]["loss"], 1e-6)
+        self.assertGreater(r["errors"]["grad_layers.1.experts.w_up"], 1e-6)
+        r = self.argsort_bug("no_expert_major_resort", ep=4)
+        self.assertTrue(r["agree"], {k: v for k, v in r["errors"].items() if v > 1e-9})
+
+    def test_sp_global_token_index(self):
+        """torchtitan #3604: the index the combine scatters back to leaves out the batch row's
+        offset. Two rows per rank: the second row's expert outputs land on the first's tokens;
+        one row per rank (two micro-batches): right, as the report's B == 1 case was."""
+        r = self.argsort_bug("sp_global_token_index", ep=2)
+        self.assertGreater(r["errors"]["loss"], 1e-6)
+        self.assertGreater(r["errors"]["grad_layers.1.router"], 1e-6)
+        r = self.argsort_bug("sp_global_token_index", ep=2, mb=2)
+        self.assertTrue(r["agree"], {k: v for k, v in r["errors"].items() if v > 1e-9})
+
+    def test_index_add_overwrites(self):
+        """pytorch #111159: index_add exported as ScatterElements without reduction, so a
+        token's second top-k row overwrites its first instead of adding to it."""
+        r = self.argsort_bug("index_add_overwrites", ep=2)
+        self.assertGreater(r["errors"]["loss"], 1e-6)
+        self.assertGreater(r["errors"]["grad_x"], 1e-6)
 
 
 class GradientTest(unittest.TestCase):
