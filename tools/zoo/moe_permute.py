@@ -4,17 +4,22 @@ permute tokens: forward and hand-derived backward (PlanConfig.permute = "argsort
 A rank's (token, top-k slot) pairs p = t*K + k (N = T*K of them) are sorted by expert with a
 stable order: TopK, smallest first and sorted, of the distinct integer key expert * N + p (the
 pair index breaks the ties, so the order is the stable argsort's whatever a runtime does with
-equal keys). The token rows are gathered in that expert-major order (index_select) and placed
-in fixed-capacity buffers [E*C, hidden], C = T slots per expert (a token is routed at most once
-to an expert, so none is dropped and every AllToAll splits equally): the sorted pair j, routed
-to expert e, takes slot j - start[e] of e's buffer, start[e] being the number of pairs routed
-to the experts before e. The AllToAll sends each rank the rows of its E / ep local experts; they
-arrive rank-major (all of rank 0's rows for each local expert, then rank 1's...) and are
-re-sorted expert-major before the experts run, and back before the AllToAll that returns them.
-The combine reads each sorted pair's row from its slot, unpermutes (the sort permutation's
-inverse: back to pair order), weights by the gates and adds the top-k rows of each token into
-the token's row (index_add: ScatterElements with reduction add at the token index, built as
-batch row * seq + position).
+equal keys). The token rows are gathered in that expert-major order (index_select) and then
+into fixed-capacity buffers [E*C, hidden], C = T slots per expert (a token is routed at most
+once to an expert, so none is dropped and every AllToAll splits equally), as torchtitan pads
+them: slot c of expert e takes the sorted pair start[e] + c (start[e]: the pairs routed to the
+experts before e) while c < count[e], else an appended zero row. The AllToAll sends each rank
+the rows of its E / ep local experts; they arrive rank-major (all of rank 0's rows for each
+local expert, then rank 1's...) and are re-sorted expert-major before the experts run, and back
+before the AllToAll that returns them. The combine reads each sorted pair's row from its slot
+(the sorted pair j, routed to e, is in buffer row e*C + j - start[e]), unpermutes (the sort
+permutation's inverse, back to pair order), weights by the gates and adds the top-k rows of
+each token into the token's row (index_add: ScatterElements with reduction add at the token
+index, built as batch row * seq + position).
+
+Every move between orders is a gather (the inverse permutation is the argsort of the order, the
+padded buffers gather from the sorted rows): a scatter without reduction is undefined in ONNX
+where two indices may meet, and that these indices never do is not visible to a checker.
 
 Generator-level bugs (PlanConfig.bug) from real reports:
   permute_twice           the combine applies the sort permutation again instead of its inverse
@@ -36,12 +41,12 @@ class Permute:
         assert not self.par.capacity, "the argsort dispatch pads every expert to T slots"
         N = T * m.topk
         with g.scope("dispatch"):
-            order, expert = self.sort_pairs(S["idx"], N)
-            slot = self.buffer_slots(S["routed"], expert, N, T)
+            order, inverse, expert = self.sort_pairs(S["idx"], N)
+            source, slot = self.buffer_rows(S["routed"], expert, N, T)
             token = g.node("Gather", [g.ints(np.arange(N) // m.topk), order], "Gather_token",
                            axis=0)
             rows = g.node("Gather", [xf, token], "Gather_rows", axis=0)
-            buf = self.scatter_rows(rows, slot, m.experts * T, "ScatterND_buffers")
+            buf = self.gather_padded(rows, source, "Gather_buffers")
             sent = c.alltoall(buf, ["ep"], 0, 0, "ep/AllToAll")
             received = self.expert_major(sent, T)
         with g.scope("experts"):
@@ -51,10 +56,9 @@ class Permute:
         with g.scope("combine"):
             back = c.alltoall(self.rank_major(out, T), ["ep"], 0, 0, "ep/AllToAll")
             ys = g.node("Gather", [back, slot], "Gather_slots", axis=0)
-            if self.par.bug == "permute_twice":
-                pairs = self.permute_rows(ys, order)      # a bug: the permutation again
-            else:
-                pairs = self.unpermute_rows(ys, order, N)
+            # a bug: the sort permutation applied again where its inverse was meant
+            to_pairs = order if self.par.bug == "permute_twice" else inverse
+            pairs = g.node("Gather", [ys, to_pairs], "Gather_unpermute", axis=0)
             w = g.node("GatherElements", [gates, S["idx"]], "GatherElements_gates", axis=-1)
             wu = g.node("Reshape", [w, g.ints([N, 1])], "Reshape_gates")
             weighted = g.node("Mul", [pairs, wu], "Mul_gates")
@@ -62,8 +66,9 @@ class Permute:
             y = g.node("ScatterElements", [g.filled([T, m.hidden], 0.0), index, weighted],
                        "ScatterElements_index_add", axis=0,
                        reduction=None if self.par.bug == "index_add_overwrites" else "add")
-        S.update(moe_order=order, moe_slot=slot, moe_token=token, moe_received=received,
-                 moe_pairs=pairs, moe_wu=wu, moe_index=index)
+        S.update(moe_order=order, moe_inverse=inverse, moe_source=source, moe_slot=slot,
+                 moe_token=token, moe_received=received, moe_pairs=pairs, moe_wu=wu,
+                 moe_index=index)
         return y
 
     def permute_experts_bwd(self, dyf, W, p, S, G):
@@ -81,18 +86,19 @@ class Permute:
             dw2 = g.node("Reshape", [dw, g.ints([T, m.topk])], "Reshape_gates")
             dgates = g.node("ScatterElements", [g.filled([T, m.experts], 0.0), S["idx"], dw2],
                             "GatherElements_gates", axis=-1)
-            # each permutation's backward is its inverse
-            if self.par.bug == "permute_twice":
-                dys = self.unpermute_rows(dpairs, S["moe_order"], N, "Gather_permute")
-            else:
-                dys = self.permute_rows(dpairs, S["moe_order"], "ScatterND_unpermute")
-            dback = self.scatter_rows(dys, S["moe_slot"], m.experts * T, "Gather_slots")
+            # the backward of a gather by a permutation is the gather by its inverse
+            order, inverse = S["moe_order"], S["moe_inverse"]
+            to_sorted = inverse if self.par.bug == "permute_twice" else order
+            dys = g.node("Gather", [dpairs, to_sorted], "Gather_unpermute", axis=0)
+            # a gather's backward scatters to its index; the two maps being inverse, that is
+            # the gather by the other one
+            dback = self.gather_padded(dys, S["moe_source"], "Gather_slots")
             dout = self.expert_major(c.alltoall(dback, ["ep"], 0, 0, "ep/AllToAll"), T)
         with g.scope("experts"):
             drecv = self.expert_weights_bwd(dout, S["moe_received"], W, p, S["experts"], G)
         with g.scope("dispatch"), g.backward():
             dbuf = c.alltoall(self.rank_major(drecv, T), ["ep"], 0, 0, "ep/AllToAll")
-            drows = g.node("Gather", [dbuf, S["moe_slot"]], "ScatterND_buffers", axis=0)
+            drows = g.node("Gather", [dbuf, S["moe_slot"]], "Gather_buffers", axis=0)
             # the row gather's backward adds each pair's row into its token's (index_add)
             index = self.expand_rows(S["moe_token"], N)
             dx = g.node("ScatterElements", [g.filled([T, m.hidden], 0.0), index, drows],
@@ -101,8 +107,9 @@ class Permute:
 
     # ---- the permutation ---------------------------------------------------------------------
     def sort_pairs(self, idx, N):
-        """The stable argsort of the pairs' experts: order [N] (the pair at each sorted place)
-        and the expert [N] of each sorted place."""
+        """The stable argsort of the pairs' experts: order [N] (the pair at each sorted place),
+        its inverse [N] (the sorted place of each pair) and the expert [N] of each sorted
+        place."""
         g = self.g
         experts = g.node("Reshape", [idx, g.ints([N])], "Reshape_pairs")
         scaled = g.node("Mul", [experts, g.ints(N)], "Mul_key")
@@ -110,33 +117,39 @@ class Permute:
         _, order = g.node("TopK", [key, g.ints([N])], "TopK_argsort", outputs=2, axis=-1,
                           largest=0, sorted=1)
         expert = g.node("Gather", [experts, order], "Gather_experts", axis=0)
-        return order, expert
+        # the argsort of a permutation is its inverse
+        _, inverse = g.node("TopK", [order, g.ints([N])], "TopK_inverse", outputs=2, axis=-1,
+                            largest=0, sorted=1)
+        return order, inverse, expert
 
-    def buffer_slots(self, routed, expert, N, C):
-        """The row [N] of each sorted pair in the buffers [E*C, hidden]: expert * C plus its
-        place among the pairs of its expert (its sorted place minus where the expert begins)."""
-        g = self.g
-        counts = g.node("ReduceSum", [routed, g.ints([0])], "ReduceSum_counts", keepdims=0)
-        start_f = g.node("CumSum", [counts, g.ints(0)], exclusive=1)
-        start = g.node("Cast", [start_f], to=7)
+    def buffer_rows(self, routed, expert, N, C):
+        """The two maps between sorted pairs and buffer rows [E*C, hidden]: source [E*C], the
+        sorted pair each buffer row holds (N, the appended zero row, past its expert's count),
+        and slot [N], the buffer row of each sorted pair: expert * C plus its place among its
+        expert's pairs (its sorted place minus where the expert begins)."""
+        g, E = self.g, self.m.experts
+        counts_f = g.node("ReduceSum", [routed, g.ints([0])], "ReduceSum_counts", keepdims=0)
+        start_f = g.node("CumSum", [counts_f, g.ints(0)], exclusive=1)
+        start = g.node("Cast", [start_f], "Cast_start", to=7)
+        counts = g.node("Cast", [counts_f], "Cast_counts", to=7)
+        places = g.ints(np.arange(C)[None, :])
+        first = g.node("Reshape", [start, g.ints([E, 1])], "Reshape_start")
+        held = g.node("Add", [first, places], "Add_source")
+        filled = g.node("Less", [places, g.node("Reshape", [counts, g.ints([E, 1])],
+                                                "Reshape_counts")], "Less_count")
+        source = g.node("Where", [filled, held, g.ints(N)], "Where_padding")
+        source = g.node("Reshape", [source, g.ints([E * C])], "Reshape_source")
         begin = g.node("Gather", [start, expert], "Gather_start", axis=0)
         place = g.node("Sub", [g.ints(np.arange(N)), begin], "Sub_place")
         base = g.node("Mul", [expert, g.ints(C)], "Mul_capacity")
-        return g.node("Add", [base, place], "Add_slot")
+        return source, g.node("Add", [base, place], "Add_slot")
 
-    def scatter_rows(self, rows, at, n, name):
-        """[n, hidden] zeros with rows[j] at row at[j] (distinct rows)."""
+    def gather_padded(self, rows, at, name):
+        """rows [N, hidden] with a zero row appended, gathered at `at` (N: the zero row)."""
         g = self.g
-        at2 = g.node("Unsqueeze", [at, g.ints([-1])])
-        return g.node("ScatterND", [g.filled([n, self.m.hidden], 0.0), at2, rows], name)
-
-    def permute_rows(self, x, order, name="Gather_permute"):
-        """Row j of the result is row order[j] of x: pair order to sorted order."""
-        return self.g.node("Gather", [x, order], name, axis=0)
-
-    def unpermute_rows(self, x, order, N, name="ScatterND_unpermute"):
-        """Row order[j] of the result is row j of x: the inverse, sorted order to pair order."""
-        return self.scatter_rows(x, order, N, name)
+        zero = g.filled([1, self.m.hidden], 0.0)
+        padded = g.node("Concat", [rows, zero], "Concat_zero_row", axis=0)
+        return g.node("Gather", [padded, at], name, axis=0)
 
     def token_index(self, N):
         """The index [N, hidden] of each pair's token row in the combine's output: batch row *
