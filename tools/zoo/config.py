@@ -260,6 +260,23 @@ DEEPSEEK_ZOO = [
     ]),
 ]
 
+# Expert parallelism by AllToAll on one MoE layer (two batch rows per rank): the one-hot
+# dispatch (padded, or GShard's at a capacity of every rank's token count) and DP with
+# expert-data-parallel gradient groups. The prover refutes their catalogue bugs but
+# does not yet prove these plans themselves (docs/zoo.md), so they are written only as the
+# bugs' bases.
+DS_EP = dict(DS_SMALL, layers=1, dense_layers=0)
+DEEPSEEK_EP_BASES = [
+    (DeepSeekConfig("ds3_ep", batch=4, q_lora=2, **DS_EP), [
+        PlanConfig("ep2", ep=2),
+        PlanConfig("dp2_ep2", dp=2, ep=2),
+    ]),
+    # one batch row (two tokens) per rank: with two rows, GShard's CumSum places grow past
+    # 6 GB before the prover refutes its bug
+    (DeepSeekConfig("ds3_ep_b2", batch=2, q_lora=2, **DS_EP), [
+        PlanConfig("ep2_capacity2", ep=2, capacity=2),
+    ]),
+]
 
 # The real DeepSeek configurations (graph only, weights as inputs): HF config.json of each.
 DEEPSEEK_REAL = {

@@ -35,9 +35,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from zoo.comm import Mesh  # noqa: E402
-from zoo.config import (DEEPSEEK_REAL, DEEPSEEK_ZOO, NAMED_REAL_PLANS,  # noqa: E402
-                         NAMED_SMALL_PLANS, REAL_DIMS, SMALL_ZOO, deepseek_real_config,
-                         named_real_config, real_config, real_zoo)
+from zoo.config import (DEEPSEEK_EP_BASES, DEEPSEEK_REAL, DEEPSEEK_ZOO,  # noqa: E402
+                         NAMED_REAL_PLANS, NAMED_SMALL_PLANS, REAL_DIMS, SMALL_ZOO,
+                         deepseek_real_config, named_real_config, real_config, real_zoo)
 from zoo.deepseek_bugs import DS_CATALOGUE  # noqa: E402
 from zoo.graph import save  # noqa: E402
 from zoo.mutants import CATALOGUE, describe  # noqa: E402
@@ -47,17 +47,19 @@ from zoo.writer import (build_ranks, rank_bindings, spec_shapes, write_per_rank,
 
 
 def generate_zoo(out, zoo, spmd=True, only=None, skip_failing=False, log=print,
-                 catalogue=CATALOGUE):
+                 catalogue=CATALOGUE, bases=()):
     """Specs, plans and catalogue mutants of `zoo` ([(ModelConfig, [PlanConfig])]) under `out`:
     <config>/spec.onnx, <config>/plans/<plan>/ (and <plan>.spmd/ with `spmd`),
     <config>/bugs/<id>/, index.json, catalogue.jsonl. `only`: substrings, a case is written when
     its id holds one. `skip_failing`: a mutant whose edit does not apply (a node or an output it
     names does not exist in these configs) is left out with a printed reason instead of failing.
-    Returns the index and the skipped [(id, reason)]."""
+    `bases`: more configurations whose plans only carry catalogue bugs (correct plans the
+    prover does not prove yet are not written as cases). Returns the index and the skipped
+    [(id, reason)]."""
     if os.path.isdir(out):
         shutil.rmtree(out)
     os.makedirs(out)
-    configs = {m.name: (m, {p.name: p for p in plans}) for m, plans in zoo}
+    configs = {m.name: (m, {p.name: p for p in plans}) for m, plans in list(zoo) + list(bases)}
     specs, built = {}, {}
 
     def wanted(case_id):
@@ -144,7 +146,8 @@ def generate_small(out):
 
 def generate_deepseek(out):
     """models/deepseek: the DeepSeek small zoo and its bug catalogue."""
-    return generate_zoo(out, DEEPSEEK_ZOO, spmd=False, catalogue=DS_CATALOGUE)[0]
+    return generate_zoo(out, DEEPSEEK_ZOO, spmd=False, catalogue=DS_CATALOGUE,
+                        bases=DEEPSEEK_EP_BASES)[0]
 
 
 def tree_size(path, data=False):

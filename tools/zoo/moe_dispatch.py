@@ -20,6 +20,12 @@ class Dispatch:
         """The routed experts' output [T, hidden] for this rank's tokens."""
         g, m, c = self.g, self.m, self._c()
         C = self.par.capacity
+        if C and self.par.bug == "capacity_per_rank":
+            # Computed per rank from an even load of the rank's own tokens that forgets the
+            # top-k factor (tokens / experts, not tokens * k / experts), where the plan meant
+            # a capacity above every rank's token count: an expert more tokens choose drops
+            # the rest.
+            C = max(1, T // m.experts)
         with g.scope("dispatch"):
             if C:
                 place_f = g.node("CumSum", [S["routed"], g.ints(0)], exclusive=1)
