@@ -52,8 +52,13 @@ class PlansTest(unittest.TestCase):
         for c in cases:
             e = cat[c["bug"]]
             with self.subTest(bug=e["id"]):
-                r = numeric.check(os.path.join(DEEPSEEK, c["spec"]),
-                                  os.path.join(DEEPSEEK, c["shards"]), seed=1)
+                # a bug that shows only under some routings (a capacity that drops a token
+                # where two of a rank's tokens choose one expert) needs inputs that route so
+                for seed in range(1, 9):
+                    r = numeric.check(os.path.join(DEEPSEEK, c["spec"]),
+                                      os.path.join(DEEPSEEK, c["shards"]), seed=seed)
+                    if r["errors"][e["output"]] > 1e-6:
+                        break
                 self.assertGreater(r["errors"][e["output"]], 1e-6, e["output"])
                 rank = onnx.load(os.path.join(DEEPSEEK, e["plan"].split("/")[0], "bugs", e["id"],
                                               "rank%d.onnx" % e["rank"]))

@@ -7,8 +7,8 @@
 // the failing output must be the same.
 //
 // Built twice: ZOO_SET "fast" holds the one-layer Llama configurations and the DeepSeek ones
-// (the default test run), "long" the two-layer Llama ones (up to minutes each;
-// `tools/run-long-tests.sh`).
+// (the default test run), "long" the two-layer Llama ones and the DeepSeek expert-parallel
+// bugs (up to minutes each; `tools/run-long-tests.sh`).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,8 +30,10 @@ struct ZooCase {
 const char* const kZoos[] = {"models/zoo", "models/deepseek"};
 
 // One-layer Llama configurations take seconds, two-layer ones up to minutes and several GB; the
-// DeepSeek ones (two layers at hidden 4) about a second.
+// DeepSeek ones (two layers at hidden 4) about a second, except the expert-parallel AllToAll
+// bugs (ds3_ep*: 15 to 25 s each, reduced and at full size).
 bool fast_config(const std::string& spec) {
+  if (spec.rfind("ds3_ep", 0) == 0) return false;
   return spec.rfind("l1_", 0) == 0 || spec.rfind("ds", 0) == 0;
 }
 
@@ -97,6 +99,9 @@ const std::set<std::string> kLocationGaps = {
     "ds3_moe_bwd_no_reduce_scatter",
     "ds3_local_expert_ids",
     "ds3_load_local_counts",
+    // expert gradients scaled or summed wrongly are first seen at the dispatch that feeds them
+    "ds3_ep_expert_grad_unscaled",
+    "ds3_ep_wrong_grad_group",
 };
 
 void PrintTo(const ZooCase& c, std::ostream* os) { *os << c.id; }

@@ -4,6 +4,7 @@ moe_router.py, plan.py), with the upstream report it comes from."""
 from .mutants import _c, remove, set_const
 
 L1 = "/mb0/layers.1/mlp"
+E0 = "/mb0/layers.0/mlp"  # the MoE layer of ds3_ep, expert parallel by AllToAll
 
 DS_CATALOGUE = [
     _c("ds3_router_grad_partial", "router_grad_not_reduced", "ds3_b4", "tp2_mb2",
@@ -58,6 +59,22 @@ DS_CATALOGUE = [
        "grad_layers.1.experts.w_up", 0, "megablocks #20, DeepSpeed #5259",
        edit=lambda ms, m, p: set_const(ms, [0, 1, 2, 3], "/grad_sync/layers.1.experts.w_up/Mul_average",
                                        1, 1.0 / (p.dp * p.tp))),
+    _c("ds3_ep_capacity_per_rank", "capacity_computed_per_rank", "ds3_ep_b2", "ep2_capacity2",
+       "GShard's dispatch with a capacity computed per rank from an even load of its own "
+       "tokens, the top-k factor forgotten (tokens / experts), instead of one above its token "
+       "count: an expert more tokens choose drops the rest", "loss", 0,
+       "capacity computed per rank (issue list)",
+       bug="capacity_per_rank", node=E0 + "/dispatch/OneHot", near=E0 + "/dispatch/Cast"),
+    _c("ds3_ep_expert_grad_unscaled", "expert_grad_unscaled_by_ep", "ds3_ep", "ep2",
+       "the experts' gradients, summed over the tokens of every EP rank by the AllToAll, are "
+       "not divided by the EP size as the data-parallel mean of the other weights is",
+       "grad_layers.0.experts.w_up", 0, "pytorch #160285, megablocks #20",
+       bug="expert_grad_unscaled_ep", node="/outputs/grad_layers.0.experts.w_up/Identity"),
+    _c("ds3_ep_wrong_grad_group", "wrong_expert_parallel_group", "ds3_ep", "dp2_ep2",
+       "the experts' gradients are all-reduced over the DP and EP ranks together, where only "
+       "the expert-data-parallel group holds the same experts", "grad_layers.0.experts.w_up", 0,
+       "a wrong expert-parallel group (issue list)",
+       bug="expert_grad_ep_group", node="/grad_sync/layers.0.experts.w_up/AllReduce"),
     _c("ds2_router_grad_partial", "router_grad_not_reduced", "ds2_b2", "tp2",
        "V2's softmax router with the experts split inside the TP group: the gate gradient of "
        "each rank holds only its own experts' columns", "grad_layers.1.router", 0,
