@@ -38,6 +38,13 @@ def moe_tp_shard_dim(param):
 
 
 class MoE(Router, Dispatch, Permute):
+    def all_to_all(self):
+        """The expert-parallel dispatch's forward and backward: the argsort permutation
+        (moe_permute.py) or the one-hot mask (moe_dispatch.py)."""
+        if self.par.permute == "argsort":
+            return self.permute_experts, self.permute_experts_bwd
+        return self.dispatch_experts, self.dispatch_experts_bwd
+
     def swiglu(self, x, wg, wu, wd, f):
         """SiLU(x wg) * (x wu) wd; returns y and what the backward needs."""
         g = self.g
@@ -105,10 +112,8 @@ class MoE(Router, Dispatch, Permute):
             "ReduceSum", [S["routed"], g.ints([0])], "ReduceSum_load", keepdims=0)
         if m.aux_alpha:
             self.aux.append(self.aux_loss(S, T, bm, sq))
-        if self.par.ep > 1 and self.par.permute == "argsort":
-            yr = self.permute_experts(xf, gates, W, p, S, T)
-        elif self.par.ep > 1:
-            yr = self.dispatch_experts(xf, gates, W, p, S, T)
+        if self.par.ep > 1:
+            yr = self.all_to_all()[0](xf, gates, W, p, S, T)
         else:
             yr = self.routed_experts(xf, gates, W, p, S)
         with g.scope("shared_experts"):
@@ -135,10 +140,8 @@ class MoE(Router, Dispatch, Permute):
             dxs = self.swiglu_bwd(dyf, S["moe_x"], W[p + "shared.w_gate"], W[p + "shared.w_up"],
                                   W[p + "shared.w_down"], S["shared"], f * m.shared // self.par.tp,
                                   G, p, "shared.")
-        if self.par.ep > 1 and self.par.permute == "argsort":
-            dxe, dgates = self.permute_experts_bwd(dyf, W, p, S, G)
-        elif self.par.ep > 1:
-            dxe, dgates = self.dispatch_experts_bwd(dyf, W, p, S, G)
+        if self.par.ep > 1:
+            dxe, dgates = self.all_to_all()[1](dyf, W, p, S, G)
         else:
             with g.scope("experts"):
                 dxe, dgl = self.experts_bwd(dyf, W, p, S, G)
