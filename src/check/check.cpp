@@ -354,7 +354,7 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
   bool undecided = false;
   // What the comparisons unfolded: the guards below judge counts in the same form.
   ProofForm form;
-  auto compare = [&](solver::Value a, solver::Value b) {
+  auto compare_values = [&](solver::Value a, solver::Value b) {
     check_memory(limits.memory_bytes, "comparing the outputs");
     // Definitions evaluate to their bodies, so a witness refutes cut forms as it refutes
     // expanded ones. Tried first: meeting a real difference runs to the budget.
@@ -375,6 +375,20 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
       undecided = true;
     }
     return Comparison::Undecided;
+  };
+  // With a trace (ONNX_TV_TRACE), every comparison of different forms too: its seconds and
+  // outcome, where a check spends its time after running the programs.
+  auto compare = [&](solver::Value a, solver::Value b, const std::string& element) {
+    if (!options.trace) return compare_values(a, b);
+    const auto t0 = std::chrono::steady_clock::now();
+    const Comparison c = compare_values(a, b);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    options.trace("compare" + tag,
+                  element + (c == Comparison::Same      ? ": same"
+                             : c == Comparison::Refuted ? ": refuted"
+                                                        : ": undecided"),
+                  s, std::max(ctx.term_count(a), ctx.term_count(b)));
+    return c;
   };
   auto failed =
       failures(ctx, obs, spec_env, envs, compare, res.stats.elements_compared, form.cases);

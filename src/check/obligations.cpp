@@ -118,7 +118,7 @@ std::vector<Failure> failures(solver::Context& ctx, const std::vector<Obligation
         by_cases = true;
         continue;
       }
-      const Comparison c = compare(want, got);
+      const Comparison c = compare(want, got, ob.spec + " at offset " + std::to_string(i));
       if (c == Comparison::Refuted) {
         found = Failure{k, i, want, got, true, ""};
         break;

@@ -32,7 +32,9 @@ enum class Comparison {
   Refuted,    // a witness point separates them
   Undecided,  // neither: the forms differ, no point tried separates them
 };
-using CompareValues = std::function<Comparison(solver::Value spec, solver::Value plan)>;
+// `element` names the pair (the spec output and the element's row-major offset in its region).
+using CompareValues = std::function<Comparison(solver::Value spec, solver::Value plan,
+                                               const std::string& element)>;
 
 // Where an obligation fails: its first refuted element, else its first undecided one.
 struct Failure {

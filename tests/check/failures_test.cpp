@@ -37,7 +37,7 @@ TEST(Failures, ARefutedElementIsPreferredToAnEarlierUndecidedOne) {
   f.bind("d", {x, y, z}, {ref, ref, ref});  // refuted at 0: the rest is not compared
   f.finish();
   int calls = 0;
-  auto compare = [&](Value, Value got) {
+  auto compare = [&](Value, Value got, const std::string&) {
     ++calls;
     if (got == ref) return Comparison::Refuted;
     return got == und ? Comparison::Undecided : Comparison::Same;

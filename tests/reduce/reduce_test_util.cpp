@@ -270,7 +270,7 @@ std::vector<std::string> differing_outputs(const ir::Graph& spec, const frontend
   auto obs = check::build_obligations(spec, plan, bound, spec_env, envs, unused);
   // As the checker decides: a witness refutes, otherwise equal once products are expanded.
   check::WitnessSearch search(ctx, 1);
-  auto compare = [&](solver::Value a, solver::Value b) {
+  auto compare = [&](solver::Value a, solver::Value b, const std::string&) {
     if (search.find(a, b, 8, false)) return check::Comparison::Refuted;
     auto x = ctx.expand_definitions(a, 2'000'000);
     auto y = x ? ctx.expand_definitions(b, 2'000'000) : std::nullopt;
