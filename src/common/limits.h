@@ -35,6 +35,8 @@
   X(kCaseSplitCases, size_t, 1'024, "combinations of case choices tried")                      \
   X(kCaseSplitTerms, size_t, 20'000, "terms of a form rebuilt in one case before giving up")   \
   X(kCaseSplitDifference, size_t, 4'096, "terms of a difference past which no case split")     \
+  X(kExclusiveCases, size_t, 64,                                                               \
+    "cases of a routed argument a function is applied to one by one")                        \
   X(kRoutingCalls, int64_t, 4'096, "routings one coefficient or split term enumerates")        \
   X(kCountValues, int64_t, 4'096, "values a count's polynomial may take")                       \
   X(kRestoredRange, int64_t, 64, "values of a count whose eliminated lowest is restored")       \

@@ -3,6 +3,7 @@
 // share. Atoms, monomials and polynomials live in vectors and are named by their index; an
 // intern table per kind maps content to index, so building a node that exists returns it.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -35,6 +36,7 @@ enum : uint8_t {
   kHasFunction = 2,  // a function atom occurs (so exact evaluation may not apply)
   kIrregular = 4,    // monomial only: a factor that must be rewritten (inv(q)^-1, sqrt(p)^2)
   kHasExtreme = 8,   // a max, min or abs atom occurs (case analysis may split it)
+  kSelectionFactor = 16,  // a selection's indicator is a factor (not inside an argument)
 };
 
 struct AtomNode {
@@ -44,6 +46,9 @@ struct AtomNode {
   std::string name;   // Symbol only
   uint64_t hash = 0;
   uint8_t flags = 0;
+  // Ind of a selection: the slots of one row, order and tie rule share a family, and two of
+  // them never hold the same element (0 for every other atom).
+  uint32_t family = 0;
 };
 
 struct MonoNode {
@@ -138,6 +143,9 @@ struct Context::Impl {
   AtomId reducible_inv(std::span<const Factor> factors, bool* second) const;
   // Whether two indicators of one input occur among the factors ([n = 1][n = 2] = 0).
   bool exclusive_indicators(std::span<const Factor> factors) const;
+  // Whether two indicator atoms never hold at once: one input at two values, or two slots of
+  // one selection family at one element.
+  bool exclusive(AtomId a, AtomId b) const;
   // The rewrite of a monomial holding indicators: 0 where two of one input meet, each
   // indicator to the power 1; nullopt when no indicator needs it (indicators.cpp).
   std::optional<Value> expand_indicators(const Term& t);
@@ -145,6 +153,19 @@ struct Context::Impl {
   std::unordered_map<std::string, std::pair<int64_t, int64_t>> integer_inputs;
   // The integer inputs that are selections of TopK or ArgMax (selections.cpp), by name.
   std::unordered_map<std::string, Selection> selections;
+  // A selection's family (AtomNode::family), by input name, and the families by key.
+  std::unordered_map<std::string, uint32_t> family_of_input;
+  std::unordered_map<std::string, uint32_t> families;
+  // A value a routing decides among exclusive cases (exclusive_cases.cpp): rest + sum_i
+  // when_i * cases_i, where the when_i are products of selection indicators no two of which
+  // hold at once. nullopt when `a` holds no selection indicator or is not of that form.
+  struct Cases {
+    Value rest;
+    std::vector<std::pair<Value, Value>> cases;  // (when_i, q_i)
+  };
+  std::optional<Cases> exclusive_cases(Value a);
+  // f(a) = f(rest) + sum_i when_i (f(rest + q_i) - f(rest)) for such an `a`.
+  Value by_cases(const Cases& c, const std::function<Value(Value)>& f);
   int64_t orders = 0;  // fresh_order's count
   // The integer inputs that are counts (counters.cpp), by name: their definitions.
   std::unordered_map<std::string, Value> counters;

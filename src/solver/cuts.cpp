@@ -18,8 +18,20 @@ constexpr size_t kOutsideFactors = limits::kOutsideFactors;
 // cut(cut(v)) != cut(v) where the content of v's cut form is large (def(m * def(p)) where
 // the first cut gave m * def(p)). A side that passes a cut value on (a Recv, a Reshape) and
 // has it cut again would then hold another atom than the side that used it directly.
+//
+// A value every term of which holds a selection's indicator (a routing mask, the gates, a
+// buffer slot a routing fills, a routed expert's output) is not cut either: the routing must
+// stay visible, so that a function of a routed slot is taken case by case
+// (exclusive_cases.cpp) and a mask times the gates it covers reduces to the gates. Such values
+// have one term per routing case and never hold a residual stream (which adds unrouted terms),
+// so they stay small.
 bool Context::Impl::cut_form(Value v, SmallRational* c, MonoId* m, PolyId* body) {
   if (!v.is_finite() || polys[v.poly].terms.size() < 2) return false;
+  if (polys[v.poly].flags & kSelectionFactor) {
+    bool routed = true;
+    for (const Term& t : polys[v.poly].terms) routed = routed && (monos[t.first].flags & kSelectionFactor);
+    if (routed) return false;
+  }
   const Primitive& pr = primitive(v.poly);
   if (monos[pr.m].factors.size() <= kOutsideFactors) {
     if (pr.rest == ctx.one_) return false;  // c * m: nothing to cut
@@ -38,6 +50,9 @@ Value Context::cut(Value v) {
   SmallRational c;
   MonoId m;
   PolyId body;
+  // A routed value is cut case by case, as known_cut meets it.
+  if (auto cases = impl_->exclusive_cases(v))
+    return impl_->by_cases(*cases, [&](Value x) { return cut(x); });
   if (!impl_->cut_form(v, &c, &m, &body)) return v;
   const AtomId d = impl_->definition_atom(body);
   impl_->cut_atoms.emplace(body, d);
@@ -48,7 +63,13 @@ Value Context::known_cut(Value v) {
   SmallRational c;
   MonoId m;
   PolyId body;
-  if (impl_->cut_atoms.empty() || !impl_->cut_form(v, &c, &m, &body)) return v;
+  if (impl_->cut_atoms.empty()) return v;
+  // A value a routing decides among cases (a buffer slot, an expert's output on it) meets the
+  // spec's cuts case by case: in the case where the slot holds token t, it is what the spec
+  // computes from t.
+  if (auto cases = impl_->exclusive_cases(v))
+    return impl_->by_cases(*cases, [&](Value x) { return known_cut(x); });
+  if (!impl_->cut_form(v, &c, &m, &body)) return v;
   auto it = impl_->cut_atoms.find(body);
   if (it == impl_->cut_atoms.end()) return v;
   if (auto f = impl_->flattened.find(body); f != impl_->flattened.end())
@@ -58,7 +79,7 @@ Value Context::known_cut(Value v) {
 
 Value Context::cut_flattening(Value v, size_t max_terms) {
   const Value out = cut(v);
-  if (out == v) return out;
+  if (out == v || impl_->exclusive_cases(v)) return out;  // a routed value: cut case by case
   std::vector<Value> parts;
   std::vector<AtomId> replaced;  // the definitions whose bodies the flat form holds
   bool flattened = false;

@@ -90,6 +90,16 @@ Value Context::recip(Value a) {
   const auto& terms = I.polys[a.poly].terms;
   if (terms.empty()) throw MathError("division by zero");
   Value r;
+  // By cases (exclusive_cases.cpp) only where the value without the routed terms is a nonzero
+  // rational, as in sigmoid's 1 + exp(-x) of a routed x: the case no routing holds is then
+  // defined. A case's reciprocal is undefined only where its own denominator vanishes, as for
+  // any inverse atom (x * inv(x) is 1 in every canonical form).
+  if (auto c = I.exclusive_cases(a); c && I.is_rational(c->rest.poly) &&
+                                       !I.polys[c->rest.poly].terms.empty()) {
+    r = I.by_cases(*c, [&](Value x) { return recip(x); });
+    I.recip_cache.emplace(a.poly, r);
+    return r;
+  }
   if (terms.size() == 1) {
     MonoId m = terms[0].first;
     r = I.term_value(I.mono_pow(m, -1), terms[0].second.reciprocal());

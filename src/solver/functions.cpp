@@ -13,6 +13,11 @@ Value Context::exp(Value a) {
   Impl& I = *impl_;
   auto it = I.exp_cache.find(a.poly);
   if (it != I.exp_cache.end()) return it->second;
+  if (auto c = I.exclusive_cases(a)) {
+    Value r = I.by_cases(*c, [&](Value x) { return exp(x); });
+    I.exp_cache.emplace(a.poly, r);
+    return r;
+  }
   const std::vector<Term> terms = I.polys[a.poly].terms;
   std::vector<Factor> factors;  // exp(t)^q pieces
   std::vector<Value> powers;    // exp(q log p) = p^q
@@ -142,6 +147,7 @@ Value Context::tanh(Value a) {
 
 // f(-p) = -f(p) (odd) or f(p) (even): the argument is kept with a positive leading coefficient.
 Value Context::Impl::odd_function(Fn fn, Value a, bool odd) {
+  if (auto c = exclusive_cases(a)) return by_cases(*c, [&](Value x) { return odd_function(fn, x, odd); });
   const auto& terms = polys[a.poly].terms;
   if (terms.empty()) return fn == Fn::Cos ? ctx.one() : ctx.zero();
   bool flip = sgn(terms[0].second) < 0;
@@ -176,6 +182,7 @@ Value Context::abs(Value a) {
   if (is_constant(a)) {
     if (auto s = compare(a, zero())) return *s < 0 ? neg(a) : a;
   }
+  if (auto cases = I.exclusive_cases(a)) return I.by_cases(*cases, [&](Value x) { return abs(x); });
   const SmallRational c = terms[0].second;
   if (terms.size() == 1) {
     bool all_exp = true;  // exp atoms are positive
@@ -224,6 +231,22 @@ Value Context::Impl::extreme(std::span<const Value> xs, bool is_max) {
   }
   if (best) args.push_back(ctx.constant(*best).poly);
   if (args.empty()) return Value{0, int8_t(-absorbing)};
+  // One argument a routing decides among cases, the others not: the extreme case by case.
+  std::optional<Cases> cases;
+  size_t routed = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!(polys[args[i]].flags & kSelectionFactor)) continue;
+    if (routed++ == 0) cases = exclusive_cases(Value{args[i], 0});
+    if (routed == 1 && cases) std::swap(args[i], args[0]);
+  }
+  if (routed == 1 && cases) {
+    const std::vector<PolyId> others(args.begin() + 1, args.end());
+    return by_cases(*cases, [&](Value x) {
+      std::vector<Value> xs{x};
+      for (PolyId p : others) xs.push_back(Value{p, 0});
+      return extreme(xs, is_max);
+    });
+  }
   // Constants with atoms (log(10/9), exp(1/3)) fold too when their order is clear.
   std::optional<PolyId> top;
   bool decided = true;

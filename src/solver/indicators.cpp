@@ -2,7 +2,13 @@
 // the vocabulary size, a label below the class count) is the polynomial
 // lo + sum_{v > lo} (v - lo) [n = v], where the indicator [n = v] is 1 where n = v and 0
 // elsewhere. The algebra the canonical form keeps: [n = v]^2 = [n = v], [n = v][n = w] = 0 for
-// v != w, and [n = lo] = 1 - sum_{v > lo} [n = v], so [n = lo] never occurs. Products of
+// v != w, and [n = lo] = 1 - sum_{v > lo} [n = v], so [n = lo] never occurs. Two slots of one
+// selection (one row, order and tie rule) hold different elements, so [s = e][t = e] = 0 for
+// two such slots s and t: an identity on the inputs' domain, as the others are. A selection's
+// slot keeps [s = lo] as an atom instead of eliminating it, so that rule holds at lo too; its
+// values at lo are then written with it (from_integer_function), and sum_v [s = v] = 1 is no
+// longer a rule of the form: a form holding it and one holding 1 differ (the boolean residue
+// still knows it, as an axiom), which costs completeness, not soundness. Products of
 // indicators of distinct inputs at values above lo, times monomials of the other atoms, are
 // then linearly independent as functions (a basis of the functions of finitely many integer
 // inputs), so equal functions have equal forms and a form's terms are what it depends on.
@@ -12,14 +18,19 @@
 
 namespace onnx_tv::solver {
 
+bool Context::Impl::exclusive(AtomId x, AtomId y) const {
+  const AtomNode& a = atoms[x];
+  const AtomNode& b = atoms[y];
+  if (a.fn != Fn::Ind || b.fn != Fn::Ind || x == y) return false;
+  if (a.name == b.name) return true;  // one input, two values
+  return a.family != 0 && a.family == b.family && a.exponent == b.exponent;  // two slots, one element
+}
+
 bool Context::Impl::exclusive_indicators(std::span<const Factor> factors) const {
   for (size_t i = 0; i < factors.size(); ++i) {
-    const AtomNode& a = atoms[factors[i].first];
-    if (a.fn != Fn::Ind) continue;
-    for (size_t j = i + 1; j < factors.size(); ++j) {
-      const AtomNode& b = atoms[factors[j].first];
-      if (b.fn == Fn::Ind && b.name == a.name) return true;
-    }
+    if (atoms[factors[i].first].fn != Fn::Ind) continue;
+    for (size_t j = i + 1; j < factors.size(); ++j)
+      if (exclusive(factors[i].first, factors[j].first)) return true;
   }
   return false;
 }
@@ -30,7 +41,7 @@ std::optional<Value> Context::Impl::expand_indicators(const Term& t) {
   for (const auto& [a, e] : factors) any |= atoms[a].fn == Fn::Ind;
   if (!any) return std::nullopt;
   std::vector<Factor> out;
-  std::vector<const std::string*> inputs;
+  std::vector<AtomId> inputs;
   bool changed = false;
   for (const auto& [a, e] : factors) {
     if (atoms[a].fn != Fn::Ind) {
@@ -41,9 +52,9 @@ std::optional<Value> Context::Impl::expand_indicators(const Term& t) {
       throw MathError("division by the indicator [" + atoms[a].name + " = " +
                       solver::to_string(atoms[a].exponent) + "], which is 0 where " +
                       atoms[a].name + " takes another value");
-    for (const std::string* s : inputs)
-      if (*s == atoms[a].name) return ctx.zero();  // one input, two values
-    inputs.push_back(&atoms[a].name);
+    for (AtomId b : inputs)
+      if (exclusive(a, b)) return ctx.zero();  // one input, two values; or two slots, one element
+    inputs.push_back(a);
     changed |= e != SmallRational(1);
     out.emplace_back(a, SmallRational(1));
   }
@@ -68,7 +79,11 @@ Value Context::indicator(const std::string& name, int64_t v) {
     throw InternalError("indicator of '" + name + "', which is not an integer input");
   const auto [lo, hi] = it->second;
   if (v < lo || v >= hi) return zero();
-  if (v == lo) {
+  // A selection's slot keeps [s = lo] as an atom (see the header): eliminated, two slots at
+  // the lowest element would make (1 - sum_v [s = v])(1 - sum_v [t = v]), whose product is 0
+  // only through the slot rule at every other value and one more fact no rule of the form
+  // states, so a mask of two slots would not be its own square.
+  if (v == lo && !impl_->family_of_input.count(name)) {
     std::vector<Value> terms{one()};
     for (int64_t w = lo + 1; w < hi; ++w) terms.push_back(neg(indicator(name, w)));
     return sum(terms);
@@ -82,6 +97,10 @@ Value Context::indicator(const std::string& name, int64_t v) {
   // the row, never take it for an exact input.
   if (impl_->selections.count(name) || impl_->counters.count(name))
     impl_->atoms[id].flags |= kHasFunction;
+  if (auto f = impl_->family_of_input.find(name); f != impl_->family_of_input.end()) {
+    impl_->atoms[id].family = f->second;
+    impl_->atoms[id].flags |= kSelectionFactor;
+  }
   return impl_->value_of_atom(id, SmallRational(1));
 }
 
@@ -135,6 +154,13 @@ std::optional<IntegerFunction> Context::as_integer_function(Value v, int64_t max
 Value Context::from_integer_function(const std::string& input, int64_t lo,
                                      std::span<const Value> values) {
   if (input.empty()) return values.empty() ? zero() : values[0];
+  if (impl_->family_of_input.count(input) &&
+      std::any_of(values.begin(), values.end(), [&](Value x) { return x != values[0]; })) {
+    std::vector<Value> terms;  // a selection: sum_k [s = lo + k] values[k], lo included
+    for (size_t k = 0; k < values.size(); ++k)
+      if (values[k] != zero()) terms.push_back(mul(indicator(input, lo + int64_t(k)), values[k]));
+    return sum(terms);
+  }
   std::vector<Value> terms{values[0]};
   for (size_t k = 1; k < values.size(); ++k) {
     if (values[k] == values[0]) continue;

@@ -61,6 +61,12 @@ Value Context::select(const Selection& s) {
                      std::to_string(s.slot) + "(";
   for (size_t i = 0; i < s.row.size(); ++i) name += (i ? "," : "") + std::to_string(s.row[i].poly);
   name += ")";
+  // The family: the name without its slot (and without k, which only an unsorted order's
+  // name holds): distinct slots of one family hold distinct elements.
+  const size_t hash_at = name.find('#'), row_at = name.find('(', hash_at);
+  const std::string family = name.substr(0, hash_at) + name.substr(row_at);
+  const auto fam = impl_->families.try_emplace(family, uint32_t(impl_->families.size() + 1)).first;
+  impl_->family_of_input.try_emplace(name, fam->second);
   impl_->selections.try_emplace(name, s);
   return integer_input(name, 0, n);
 }

@@ -88,7 +88,7 @@ MonoId Context::Impl::intern_mono(std::span<const Factor> factors, std::vector<F
   MonoNode n;
   n.hash = h;
   for (const auto& [a, e] : factors) {
-    n.flags |= atoms[a].flags & (kHasSymbol | kHasFunction | kHasExtreme);
+    n.flags |= atoms[a].flags & (kHasSymbol | kHasFunction | kHasExtreme | kSelectionFactor);
     if (irregular_factor(a, e)) n.flags |= kIrregular;
   }
   // Keeping simplifiable factors out of canonical monomials keeps forms unique.
@@ -109,7 +109,8 @@ PolyId Context::Impl::intern_poly(std::vector<Term> terms) {
   if (found != InternTable::kNone) return found;
   PolyNode n;
   n.hash = h;
-  for (const auto& t : terms) n.flags |= monos[t.first].flags & (kHasSymbol | kHasFunction | kHasExtreme);
+  for (const auto& t : terms)
+    n.flags |= monos[t.first].flags & (kHasSymbol | kHasFunction | kHasExtreme | kSelectionFactor);
   n.terms = std::move(terms);
   PolyId id = PolyId(polys.size());
   polys.push_back(std::move(n));

@@ -1,0 +1,132 @@
+// Functions of a value a routing decides among exclusive cases. An expert-parallel plan runs an
+// expert on a buffer slot that holds a token only where the routing put it there: the slot is
+// `[s_0 = e] x + [s_1 = e] x` (padded dispatch), or `sum_i [s = i] x_i` (a slot of an argsort
+// permutation), and the expert applies silu, exp or max to it. At every point at most one of
+// those indicator products is 1 (one input at two values, or two slots of one selection at one
+// element, indicators.cpp), so
+//
+//   f(rest + sum_i when_i q_i) = f(rest) + sum_i when_i (f(rest + q_i) - f(rest))
+//
+// holds at every point of the inputs' domain: where when_j = 1 both sides are f(rest + q_j),
+// where none holds both are f(rest). The function is then applied to the values the routing
+// can give, which are the ones the spec applies it to (the token itself): the two sides meet
+// term by term, where otherwise only CaDiCaL's rewriting under each routing could relate them.
+// Only selection indicators make cases (a token id's, under an embedding, would multiply every
+// later function by the vocabulary), and only up to kExclusiveCases of them.
+#include <algorithm>
+#include <map>
+
+#include "solver/context_impl.h"
+
+namespace onnx_tv::solver {
+
+namespace {
+
+// An indicator [n = v] as a case: its input and value.
+struct Slot {
+  std::string input;
+  int64_t value;
+  uint32_t family;
+};
+
+bool slots_exclusive(const Slot& a, const Slot& b) {
+  if (a.input == b.input) return a.value != b.value;
+  return a.family != 0 && a.family == b.family && a.value == b.value;
+}
+
+}  // namespace
+
+std::optional<Context::Impl::Cases> Context::Impl::exclusive_cases(Value a) {
+  if (!a.is_finite() || !(polys[a.poly].flags & kSelectionFactor)) return std::nullopt;
+  const std::vector<Term> terms = polys[a.poly].terms;  // a copy: building may grow the store
+  // Each term as (its selection indicators, the rest of its monomial).
+  std::vector<Term> rest;
+  std::map<std::vector<Factor>, std::vector<Term>> groups;
+  bool separable = true;  // no term holds two selection indicators
+  for (const Term& t : terms) {
+    std::vector<Factor> when, other;
+    for (const Factor& f : monos[t.first].factors)
+      (atoms[f.first].fn == Fn::Ind && atoms[f.first].family != 0 ? when : other).push_back(f);
+    if (when.empty()) {
+      rest.push_back(t);
+      continue;
+    }
+    separable = separable && when.size() == 1;
+    groups[std::move(when)].emplace_back(intern_mono(std::move(other)), t.second);
+    if (groups.size() > 4 * limits::kExclusiveCases) return std::nullopt;
+  }
+  if (groups.empty()) return std::nullopt;
+  sort_and_combine(rest);
+  Value base{intern_poly(std::move(rest)), 0};
+  // The cases as (slots that must all hold, the value added where they do).
+  std::vector<std::pair<std::vector<Slot>, Value>> cases;
+  if (separable) {
+    // a = base + sum_n p_n(n) over selection inputs n, p_n(lo) = 0. Each p_n is shifted by its
+    // most frequent value (over n's whole range, lo included) into the base, so the slots
+    // left are those where p_n differs from it: a mask of two slots at the lowest element,
+    // 2x - sum_v [s_0 = v] x - sum_v [s_1 = v] x, becomes [s_0 = lo] x + [s_1 = lo] x.
+    std::map<std::string, std::map<int64_t, Value>> tables;
+    for (auto& [when, ts] : groups) {
+      const AtomNode& ind = atoms[when[0].first];
+      sort_and_combine(ts);
+      tables[ind.name][ind.exponent.get_num().get_si()] = make(std::move(ts));
+    }
+    for (const auto& [input, values] : tables) {
+      const auto [lo, hi] = integer_inputs.at(input);
+      if (hi - lo > int64_t(limits::kExclusiveCases)) return std::nullopt;
+      std::map<PolyId, int64_t> count;
+      for (int64_t v = lo; v < hi; ++v) {
+        auto it = values.find(v);
+        ++count[it == values.end() ? ctx.zero().poly : it->second.poly];
+      }
+      const PolyId mode = std::max_element(count.begin(), count.end(), [](auto& x, auto& y) {
+                            return x.second < y.second || (x.second == y.second && x.first > y.first);
+                          })->first;
+      const Value shift{mode, 0};
+      base = ctx.add(base, shift);
+      const uint32_t family = family_of_input.at(input);
+      for (int64_t v = lo; v < hi; ++v) {
+        auto it = values.find(v);
+        const Value c = it == values.end() ? ctx.zero() : it->second;
+        if (c.poly != mode) cases.push_back({{Slot{input, v, family}}, ctx.sub(c, shift)});
+      }
+    }
+  } else {
+    for (auto& [when, ts] : groups) {
+      std::vector<Slot> slots;
+      for (const Factor& f : when)
+        slots.push_back({atoms[f.first].name, atoms[f.first].exponent.get_num().get_si(),
+                         atoms[f.first].family});
+      sort_and_combine(ts);
+      cases.push_back({std::move(slots), make(std::move(ts))});
+    }
+  }
+  if (cases.empty() || cases.size() > limits::kExclusiveCases) return std::nullopt;
+  // Every two cases must exclude each other: some slot of one and some of the other never
+  // hold at once.
+  for (size_t i = 0; i < cases.size(); ++i)
+    for (size_t j = i + 1; j < cases.size(); ++j) {
+      bool excluded = false;
+      for (const Slot& x : cases[i].first)
+        for (const Slot& y : cases[j].first) excluded = excluded || slots_exclusive(x, y);
+      if (!excluded) return std::nullopt;
+    }
+  Cases c;
+  c.rest = base;
+  for (auto& [slots, q] : cases) {
+    Value when = ctx.one();
+    for (const Slot& sl : slots) when = ctx.mul(when, ctx.indicator(sl.input, sl.value));
+    c.cases.emplace_back(when, q);
+  }
+  return c;
+}
+
+Value Context::Impl::by_cases(const Cases& c, const std::function<Value(Value)>& f) {
+  const Value base = f(c.rest);
+  std::vector<Value> parts{base};
+  for (const auto& [when, q] : c.cases)
+    parts.push_back(ctx.mul(when, ctx.sub(f(ctx.add(c.rest, q)), base)));
+  return ctx.sum(parts);
+}
+
+}  // namespace onnx_tv::solver
