@@ -11,11 +11,14 @@ Plans: n ranks hold E/n experts each (W sliced), route every token, slice their 
 columns and all-reduce their partial y (dispatch `replicated`); or each rank holds t tokens of
 the spec's n t, routes them, and sends expert e the tokens routed to it by AllToAll in a buffer
 of fixed capacity, a token's place being an exclusive CumSum of the routing mask (GShard's
-dispatch, `a2a`); the outputs come back by AllToAll and the gates combine them.
+dispatch, `a2a`), or in a padded buffer with a slot per token (`padded`: the expert runs on the
+mask times the token, zero where the routing sends it elsewhere); the outputs come back by
+AllToAll and the gates combine them.
 The ranks' TopK may be unsorted (sorted=0, the order left to the runtime), which every form
 above is indifferent to.
 Bugs: offset (one rank's gate columns one to the left; a2a: the capacity one below the rank's
-token count, which drops a token where two route alike), weights (the combine weights are the
+token count, which drops a token where two route alike; padded: the mask of the first slot
+only, so every token loses its other experts), weights (the combine weights are the
 raw vals where the spec normalises, or the reverse), smallest (one rank selects the smallest
 k), k_minus (the ranks route to k - 1 experts).
 """
@@ -40,11 +43,15 @@ def generate(seed):
                gates=r.choice(["one_hot", "scatter", "compare"]), act=r.choice(["linear", "relu"]),
                argmax=r.random() < 0.2, bug=r.choice(BUGS), bad_rank=r.randrange(n),
                dispatch=r.choice(["replicated", "replicated", "a2a"]), unsorted=r.random() < 0.3)
+    if rec["dispatch"] == "a2a" and r.random() < 0.4:
+        rec["dispatch"] = "padded"
     if rec["dispatch"] == "a2a" and rec["n"] > 2:  # keeps 4-rank capacity proofs short
         rec["t"] = min(rec["t"], 2)
         rec["unsorted"] = False  # (beyond the residue's budget with 8 experts)
     if rec["dispatch"] == "a2a" and rec["bug"] == "offset" and rec["t"] == 1:
         rec["bug"] = None  # a capacity of 0 is no plan
+    if rec["dispatch"] == "padded" and rec["bug"] == "offset" and rec["k"] == 1:
+        rec["bug"] = None  # one slot: its mask is the whole mask
     if rec["argmax"]:
         rec.update(k=1, weights="vals")
     if rec["k"] > rec["n"] * rec["per"]:
@@ -60,6 +67,8 @@ def candidates(rec):
                          ("argmax", False), ("dispatch", "replicated"), ("unsorted", False)):
         if rec.get(key, smaller) != smaller:
             c = dict(rec, **{key: smaller})
+            if c["dispatch"] == "padded" and c["bug"] == "offset" and c["k"] == 1:
+                continue
             c["bad_rank"] = min(c["bad_rank"], c["n"] - 1)
             if c["k"] > c["n"] * c["per"] or (c["bug"] == "k_minus" and c["k"] == 1):
                 continue
@@ -126,7 +135,7 @@ def inputs(rec, g, experts, tokens=None):
 
 
 def tokens(rec):
-    return rec["t"] * (rec["n"] if rec["dispatch"] == "a2a" else 1)
+    return rec["t"] * (rec["n"] if rec["dispatch"] in ("a2a", "padded") else 1)
 
 
 def spec(rec):
@@ -136,18 +145,26 @@ def spec(rec):
     return g.model()
 
 
-def dispatched(rec, g, gate, k, capacity):
+def dispatched(rec, g, gate, k, capacity, first_slot_only=False):
     """GShard's dispatch of this rank's tokens: places by an exclusive CumSum of the routing
-    mask, buffers [E, capacity, h] by AllToAll to the experts' ranks and back."""
+    mask, buffers [E, capacity, h] by AllToAll to the experts' ranks and back. Padded: slot c of
+    every expert's buffer is token c's (capacity = the rank's tokens)."""
     e = rec["n"] * rec["per"]
     idx = g.node("TopK", [g.node("MatMul", ["x", "Wr"]) if not rec["probs"] else
                           g.node("Softmax", [g.node("MatMul", ["x", "Wr"])], axis=-1),
                           g.ints([k])], n_out=2, axis=-1,
                  **({"sorted": 0} if rec.get("unsorted") else {}))[1]
+    if first_slot_only:
+        idx = g.node("Slice", [idx, g.ints([0]), g.ints([1]), g.ints([1])])
     hot = g.node("OneHot", [idx, g.ints([e]), g.const([0.0, 1.0])], axis=-1)
     mask = g.node("ReduceSum", [hot, g.ints([1])], keepdims=0)  # [t, E]
-    place = g.node("Cast", [g.node("CumSum", [mask, g.ints(0)], exclusive=1)], to=TensorProto.INT64)
-    slot = g.node("OneHot", [place, g.ints([capacity]), g.const([0.0, 1.0])], axis=-1)
+    if rec["dispatch"] == "padded":
+        t = rec["t"]
+        slot = g.const([[[1.0 if i == c else 0.0 for c in range(t)]] for i in range(t)])
+    else:
+        place = g.node("Cast", [g.node("CumSum", [mask, g.ints(0)], exclusive=1)],
+                       to=TensorProto.INT64)
+        slot = g.node("OneHot", [place, g.ints([capacity]), g.const([0.0, 1.0])], axis=-1)
     disp = g.node("Mul", [g.node("Unsqueeze", [mask, g.ints([-1])]), slot])  # [t, E, C]
     buf = g.node("Einsum", [disp, "x"], equation="tec,th->ech")
     group = list(range(rec["n"]))
@@ -167,10 +184,12 @@ def rank(rec, r):
     k = rec["k"] - 1 if rec["bug"] == "k_minus" else rec["k"]
     gate = gates(rec, g, k, largest=not (rec["bug"] == "smallest" and bad),
                  raw_weights=rec["bug"] == "weights", unsorted=rec.get("unsorted", False))
-    if rec["dispatch"] == "a2a":
+    if rec["dispatch"] in ("a2a", "padded"):
         t = rec["t"]
-        capacity = t - 1 if rec["bug"] == "offset" else t
-        g.output(dispatched(rec, g, gate, k, capacity), [t, rec["h"]], "y")
+        padded = rec["dispatch"] == "padded"
+        capacity = t - 1 if rec["bug"] == "offset" and not padded else t
+        lossy = padded and rec["bug"] == "offset" and bad
+        g.output(dispatched(rec, g, gate, k, capacity, first_slot_only=lossy), [t, rec["h"]], "y")
         mine = [[r * t, r * t + t], None]
         binds = [{"value": "x", "spec": "x", "slice": mine}, {"value": "Wr", "spec": "Wr"},
                  {"value": "W", "spec": "W", "slice": [[r * per, r * per + per], None, None]},
