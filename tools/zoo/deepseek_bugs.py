@@ -79,5 +79,5 @@ DS_CATALOGUE = [
        "V2's softmax router with the experts split inside the TP group: the gate gradient of "
        "each rank holds only its own experts' columns", "grad_layers.1.router", 0,
        "torchtitan #2387", bug="router_grad_partial", node=L1 + "/gate/Concat_gates_grad_grad",
-       near=L1 + "/gate/Mul_route_scale_grad"),
+       near=L1 + "/gate/Add_aux_grad"),
 ]
