@@ -67,9 +67,12 @@ std::optional<Context::Impl::Cases> Context::Impl::exclusive_cases(Value a) {
     // 2x - sum_v [s_0 = v] x - sum_v [s_1 = v] x, becomes [s_0 = lo] x + [s_1 = lo] x.
     std::map<std::string, std::map<int64_t, Value>> tables;
     for (auto& [when, ts] : groups) {
-      const AtomNode& ind = atoms[when[0].first];
+      // Copied first: make() may grow the store and move its atoms.
+      const std::string input = atoms[when[0].first].name;
+      const int64_t value = atoms[when[0].first].exponent.get_num().get_si();
       sort_and_combine(ts);
-      tables[ind.name][ind.exponent.get_num().get_si()] = make(std::move(ts));
+      const Value q = make(std::move(ts));
+      tables[input][value] = q;
     }
     for (const auto& [input, values] : tables) {
       const auto [lo, hi] = integer_inputs.at(input);
