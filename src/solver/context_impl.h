@@ -163,7 +163,9 @@ struct Context::Impl {
     Value rest;
     std::vector<std::pair<Value, Value>> cases;  // (when_i, q_i)
   };
-  std::optional<Cases> exclusive_cases(Value a);
+  std::optional<Cases> exclusive_cases(Value a);  // memoized find_cases
+  std::optional<Cases> find_cases(Value a);
+  std::unordered_map<PolyId, std::optional<Cases>> cases_memo;
   // f(a) = f(rest) + sum_i when_i (f(rest + q_i) - f(rest)) for such an `a`.
   Value by_cases(const Cases& c, const std::function<Value(Value)>& f);
   int64_t orders = 0;  // fresh_order's count

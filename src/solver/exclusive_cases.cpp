@@ -20,24 +20,16 @@
 
 namespace onnx_tv::solver {
 
-namespace {
-
-// An indicator [n = v] as a case: its input and value.
-struct Slot {
-  std::string input;
-  int64_t value;
-  uint32_t family;
-};
-
-bool slots_exclusive(const Slot& a, const Slot& b) {
-  if (a.input == b.input) return a.value != b.value;
-  return a.family != 0 && a.family == b.family && a.value == b.value;
-}
-
-}  // namespace
-
 std::optional<Context::Impl::Cases> Context::Impl::exclusive_cases(Value a) {
   if (!a.is_finite() || !(polys[a.poly].flags & kSelectionFactor)) return std::nullopt;
+  // Remembered either way: a function, a cut and a known cut of one value all ask.
+  if (auto it = cases_memo.find(a.poly); it != cases_memo.end()) return it->second;
+  std::optional<Cases> c = find_cases(a);
+  cases_memo.emplace(a.poly, c);
+  return c;
+}
+
+std::optional<Context::Impl::Cases> Context::Impl::find_cases(Value a) {
   const std::vector<Term> terms = polys[a.poly].terms;  // a copy: building may grow the store
   // Each term as (its selection indicators, the rest of its monomial).
   std::vector<Term> rest;
@@ -53,18 +45,20 @@ std::optional<Context::Impl::Cases> Context::Impl::exclusive_cases(Value a) {
     }
     separable = separable && when.size() == 1;
     groups[std::move(when)].emplace_back(intern_mono(std::move(other)), t.second);
+    // (a separable value's groups may exceed its cases: the shift below removes some)
     if (groups.size() > 4 * limits::kExclusiveCases) return std::nullopt;
   }
   if (groups.empty()) return std::nullopt;
   sort_and_combine(rest);
   Value base{intern_poly(std::move(rest)), 0};
-  // The cases as (slots that must all hold, the value added where they do).
-  std::vector<std::pair<std::vector<Slot>, Value>> cases;
+  // The cases as (indicators that must all hold, the value added where they do).
+  std::vector<std::pair<std::vector<AtomId>, Value>> cases;
   if (separable) {
-    // a = base + sum_n p_n(n) over selection inputs n, p_n(lo) = 0. Each p_n is shifted by its
-    // most frequent value (over n's whole range, lo included) into the base, so the slots
-    // left are those where p_n differs from it: a mask of two slots at the lowest element,
-    // 2x - sum_v [s_0 = v] x - sum_v [s_1 = v] x, becomes [s_0 = lo] x + [s_1 = lo] x.
+    // a = base + sum_n p_n(n) over selection inputs n. Each p_n is shifted by its most
+    // frequent value (over n's whole range) into the base, so the slots left are those where
+    // p_n differs from it: a mask of two slots at the lowest element whose [s = lo] was
+    // eliminated, 2x - sum_v [s_0 = v] x - sum_v [s_1 = v] x, becomes [s_0 = lo] x +
+    // [s_1 = lo] x.
     std::map<std::string, std::map<int64_t, Value>> tables;
     for (auto& [when, ts] : groups) {
       // Copied first: make() may grow the store and move its atoms.
@@ -87,38 +81,40 @@ std::optional<Context::Impl::Cases> Context::Impl::exclusive_cases(Value a) {
                           })->first;
       const Value shift{mode, 0};
       base = ctx.add(base, shift);
-      const uint32_t family = family_of_input.at(input);
       for (int64_t v = lo; v < hi; ++v) {
         auto it = values.find(v);
         const Value c = it == values.end() ? ctx.zero() : it->second;
-        if (c.poly != mode) cases.push_back({{Slot{input, v, family}}, ctx.sub(c, shift)});
+        if (c.poly == mode) continue;
+        AtomId ind;  // a selection's [s = v] is one atom at every v, lo included
+        SmallRational one;
+        ONNX_TV_ASSERT(single_atom(ctx.indicator(input, v).poly, &ind, &one),
+                       "a selection's indicator is an atom");
+        cases.push_back({{ind}, ctx.sub(c, shift)});
       }
     }
   } else {
     for (auto& [when, ts] : groups) {
-      std::vector<Slot> slots;
-      for (const Factor& f : when)
-        slots.push_back({atoms[f.first].name, atoms[f.first].exponent.get_num().get_si(),
-                         atoms[f.first].family});
+      std::vector<AtomId> inds;
+      for (const Factor& f : when) inds.push_back(f.first);
       sort_and_combine(ts);
-      cases.push_back({std::move(slots), make(std::move(ts))});
+      cases.push_back({std::move(inds), make(std::move(ts))});
     }
   }
   if (cases.empty() || cases.size() > limits::kExclusiveCases) return std::nullopt;
-  // Every two cases must exclude each other: some slot of one and some of the other never
-  // hold at once.
+  // Every two cases must exclude each other: some indicator of one and some of the other
+  // never hold at once.
   for (size_t i = 0; i < cases.size(); ++i)
     for (size_t j = i + 1; j < cases.size(); ++j) {
       bool excluded = false;
-      for (const Slot& x : cases[i].first)
-        for (const Slot& y : cases[j].first) excluded = excluded || slots_exclusive(x, y);
+      for (AtomId x : cases[i].first)
+        for (AtomId y : cases[j].first) excluded = excluded || exclusive(x, y);
       if (!excluded) return std::nullopt;
     }
   Cases c;
   c.rest = base;
-  for (auto& [slots, q] : cases) {
+  for (auto& [inds, q] : cases) {
     Value when = ctx.one();
-    for (const Slot& sl : slots) when = ctx.mul(when, ctx.indicator(sl.input, sl.value));
+    for (AtomId ind : inds) when = ctx.mul(when, value_of_atom(ind, SmallRational(1)));
     c.cases.emplace_back(when, q);
   }
   return c;

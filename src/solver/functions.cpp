@@ -232,20 +232,18 @@ Value Context::Impl::extreme(std::span<const Value> xs, bool is_max) {
   if (best) args.push_back(ctx.constant(*best).poly);
   if (args.empty()) return Value{0, int8_t(-absorbing)};
   // One argument a routing decides among cases, the others not: the extreme case by case.
-  std::optional<Cases> cases;
-  size_t routed = 0;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (!(polys[args[i]].flags & kSelectionFactor)) continue;
-    if (routed++ == 0) cases = exclusive_cases(Value{args[i], 0});
-    if (routed == 1 && cases) std::swap(args[i], args[0]);
-  }
-  if (routed == 1 && cases) {
-    const std::vector<PolyId> others(args.begin() + 1, args.end());
-    return by_cases(*cases, [&](Value x) {
-      std::vector<Value> xs{x};
-      for (PolyId p : others) xs.push_back(Value{p, 0});
-      return extreme(xs, is_max);
-    });
+  const auto routed = [&](PolyId p) { return (polys[p].flags & kSelectionFactor) != 0; };
+  if (std::count_if(args.begin(), args.end(), routed) == 1) {
+    const auto at = std::find_if(args.begin(), args.end(), routed);
+    if (auto cases = exclusive_cases(Value{*at, 0})) {
+      std::vector<Value> xs{Value{}};  // xs[0]: the case's value
+      for (auto it = args.begin(); it != args.end(); ++it)
+        if (it != at) xs.push_back(Value{*it, 0});
+      return by_cases(*cases, [&](Value x) {
+        xs[0] = x;
+        return extreme(xs, is_max);
+      });
+    }
   }
   // Constants with atoms (log(10/9), exp(1/3)) fold too when their order is clear.
   std::optional<PolyId> top;
