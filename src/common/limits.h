@@ -15,7 +15,9 @@
     "a check at full size needs its spec inputs to hold at most max-elements / this")         \
   X(kMemoryPercent, size_t, 85, "--max-memory's default, in percent of physical memory")      \
   X(kMemoryCheckEvery, unsigned, 16,                                                           \
-    "calls (nodes, bindings) between two looks at resident memory against --max-memory")      \
+    "calls (nodes, bindings) between two looks at the clock for a look at resident memory")   \
+  X(kMemoryLookMicros, int64_t, 1000,                                                          \
+    "microseconds at least between two looks at resident memory against --max-memory")        \
   X(kConcreteMax, int64_t, 64,                                                                 \
     "elements of an integer tensor shape reduction keeps exactly (shape arithmetic)")         \
   X(kDefineAbove, size_t, 32, "terms of a product above which it is kept as a definition")   \

@@ -16,8 +16,9 @@ size_t physical_bytes();
 
 // Whether resident memory has passed `limit` bytes (0: no limit). The current figure, not the
 // process's peak, so that a library caller's later checks are not held to an earlier one's
-// memory. Reading it costs a few microseconds: it is read every kMemoryCheckEvery-th call only
-// (common/limits.h), so that once per node is cheap and few nodes pass between two looks.
+// memory. Reading it costs a few microseconds: it is read at most every kMemoryLookMicros, looking
+// at the clock every kMemoryCheckEvery-th call (common/limits.h), so that once per node is cheap
+// and little memory is taken between two looks.
 bool memory_exceeded(size_t limit);
 
 // What a check stopped past `limit` says, `where` naming the step.

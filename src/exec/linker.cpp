@@ -8,6 +8,7 @@
 
 #include "common/errors.h"
 #include "common/memory_limit.h"
+#include "ir/producers.h"
 
 namespace onnx_tv::exec {
 
@@ -170,27 +171,35 @@ class Linker {
     }
   }
 
+  // Ranks running one file share its producer table (ir/producers.h).
+  const ir::InputProducers& local_producers(const ir::Graph& g) {
+    auto [it, fresh] = producers_.try_emplace(&g);
+    if (fresh) it->second = ir::input_producers(g);
+    return it->second;
+  }
+
   // Kahn's algorithm over steps, edges from each tensor's producing step.
   LinkedPlan schedule() {
-    std::vector<std::unordered_map<std::string, size_t>> producer(plan_.world_size);
+    std::vector<std::vector<size_t>> step_of(plan_.world_size);  // rank, node -> step
+    for (int64_t r = 0; r < plan_.world_size; ++r)
+      step_of[r].assign(plan_.program_of(r).nodes.size(), steps_.size());
     const std::string phase = "linking the ranks, ordering their steps";
     for (size_t s = 0; s < steps_.size(); ++s) {
       check_memory(memory_bytes_, phase);
-      for (const auto& m : steps_[s].members)
-        for (const auto& out : plan_.program_of(m.rank).nodes[m.node_index].outputs)
-          if (!out.empty()) producer[m.rank][out] = s;
+      for (const auto& m : steps_[s].members) step_of[m.rank][m.node_index] = s;
     }
     std::vector<std::vector<size_t>> users(steps_.size());
     std::vector<size_t> pending(steps_.size(), 0);
+    std::vector<size_t> deps;
     for (size_t s = 0; s < steps_.size(); ++s) {
       check_memory(memory_bytes_, phase);
-      std::set<size_t> deps;
+      deps.clear();
       for (const auto& m : steps_[s].members)
-        for (const auto& in : plan_.program_of(m.rank).nodes[m.node_index].inputs) {
-          auto it = producer[m.rank].find(in);
-          if (!in.empty() && it != producer[m.rank].end() && it->second != s)
-            deps.insert(it->second);
-        }
+        for (size_t j : local_producers(plan_.program_of(m.rank))[m.node_index])
+          if (j != ir::kNoProducer)
+            if (const size_t d = step_of[m.rank][j]; d != s) deps.push_back(d);
+      std::sort(deps.begin(), deps.end());
+      deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
       for (size_t d : deps) users[d].push_back(s);
       pending[s] = deps.size();
     }
@@ -204,14 +213,14 @@ class Linker {
       size_t s = ready.top();
       ready.pop();
       done[s] = true;
-      out.steps.push_back(steps_[s]);
+      out.steps.push_back(std::move(steps_[s]));
       for (size_t u : users[s])
         if (--pending[u] == 0) ready.push(u);
     }
     if (out.steps.size() != steps_.size()) {
       for (size_t s = 0; s < steps_.size(); ++s) {
         if (done[s]) continue;
-        const auto& m = steps_[s].members[0];
+        const auto& m = steps_[s].members[0];  // not moved: never scheduled
         throw InputError("the plan's dataflow has a cycle across ranks through " +
                          where(plan_, m.rank, m.node_index) +
                          ": no order of execution can satisfy it");
@@ -231,6 +240,7 @@ class Linker {
   std::map<InstanceKey, std::vector<Step::Member>> instances_;
   std::map<std::pair<std::vector<int64_t>, int64_t>, std::vector<InstanceKey>> sequence_;
   std::map<P2PKey, std::vector<Step::Member>> sends_, recvs_;
+  std::unordered_map<const ir::Graph*, ir::InputProducers> producers_;
 };
 
 }  // namespace

@@ -54,13 +54,15 @@ inline Colour one_colour(int64_t k) {
 struct Piece {
   int64_t family = 0, k = 0;
   size_t dim = 0;
+  bool operator==(const Piece&) const = default;
 };
 
 // One rank's program, coloured: what the checks of its bodies read.
 struct Coloured {
   const ir::Graph* g = nullptr;
   std::string label;
-  std::unordered_map<std::string, Colour> colour;  // value -> colour
+  // value -> colour: the bound inputs' while colouring, every coloured value's for bodies_of
+  std::unordered_map<std::string, Colour> colour;
   std::vector<Colour> node_colour;
   std::map<std::string, Piece> pieces;
   std::map<std::string, int> bindings;  // value -> how many bindings of this rank name it

@@ -1,7 +1,9 @@
 // Finding micro-batched programs (micro_batches.h): families of bindings, then colours through
 // the linked plan; the bodies of each program are checked by bodies_of.
 #include <algorithm>
+#include <unordered_set>
 
+#include "ir/producers.h"
 #include "reduce/micro_batch_detail.h"
 
 namespace onnx_tv::reduce {
@@ -77,11 +79,13 @@ MicroBatches find_micro_batches(const frontend::Plan& plan, const exec::LinkedPl
   }
   if (mb.count == 0) return mb;
   for (const auto& b : plan.bindings) ++cs[size_t(b.rank)].bindings[b.value];
+  std::unordered_map<const ir::Graph*, std::unordered_set<std::string>> outputs_of;
   for (size_t r = 0; r < ranks; ++r) {
     cs[r].node_colour.resize(cs[r].g->nodes.size());
-    std::unordered_map<std::string, bool> produced;
-    for (const auto& node : cs[r].g->nodes)
-      for (const auto& o : node.outputs) produced[o] = true;
+    auto [produced, fresh] = outputs_of.try_emplace(cs[r].g);  // per file, not per rank
+    if (fresh)
+      for (const auto& node : cs[r].g->nodes)
+        produced->second.insert(node.outputs.begin(), node.outputs.end());
     for (const auto& [v, p] : cs[r].pieces) {
       // A bound piece is cut with its body, and so is every binding naming it: it may have
       // no other.
@@ -94,31 +98,39 @@ MicroBatches find_micro_batches(const frontend::Plan& plan, const exec::LinkedPl
       }
       // Only inputs are coloured by their binding; a bound output takes the colour of what
       // computes it, and must turn out to be its micro-batch's.
-      if (!produced.count(v)) cs[r].colour[v] = one_colour(p.k);
+      if (!produced->second.count(v)) cs[r].colour[v] = one_colour(p.k);
       mb.piece_dims[{int64_t(r), v}] = p.dim;
     }
   }
-  auto inputs_colour = [&](size_t r, const ir::Node& node) {
+  // Colours flow along the linked steps, and inside a rank along its file's producer table
+  // (ir/producers.h): a value's colour is its producer's, a bound input's its piece's.
+  std::unordered_map<const ir::Graph*, ir::InputProducers> tables;
+  std::vector<const ir::InputProducers*> producers(ranks);
+  for (size_t r = 0; r < ranks; ++r) {
+    auto [it, fresh] = tables.try_emplace(cs[r].g);
+    if (fresh) it->second = ir::input_producers(*cs[r].g);
+    producers[r] = &it->second;
+  }
+  auto inputs_colour = [&](size_t r, size_t i) {
     Colour c;
-    for (const auto& in : node.inputs)
-      if (!in.empty()) add_to(c, colour_of(cs[r], in));
+    const ir::Node& node = cs[r].g->nodes[i];
+    const std::vector<size_t>& from = (*producers[r])[i];
+    for (size_t k = 0; k < node.inputs.size(); ++k) {
+      if (node.inputs[k].empty()) continue;
+      if (from[k] == ir::kNoProducer) add_to(c, colour_of(cs[r], node.inputs[k]));
+      else if (const Colour& pc = cs[r].node_colour[from[k]]; popcount(pc)) add_to(c, pc);
+    }
     return c;
-  };
-  auto set_outputs = [&](size_t r, size_t i, const Colour& c) {
-    cs[r].node_colour[i] = c;
-    for (const auto& o : cs[r].g->nodes[i].outputs)
-      if (!o.empty() && popcount(c)) cs[r].colour[o] = c;
   };
   for (const exec::Step& step : linked.steps) {
     Colour c;
     if (step.kind == exec::Step::Kind::P2P) {
       const auto& send = step.members[0];
-      c = inputs_colour(size_t(send.rank), cs[size_t(send.rank)].g->nodes[send.node_index]);
+      c = inputs_colour(size_t(send.rank), send.node_index);
     } else {
-      for (const auto& m : step.members)
-        add_to(c, inputs_colour(size_t(m.rank), cs[size_t(m.rank)].g->nodes[m.node_index]));
+      for (const auto& m : step.members) add_to(c, inputs_colour(size_t(m.rank), m.node_index));
     }
-    for (const auto& m : step.members) set_outputs(size_t(m.rank), m.node_index, c);
+    for (const auto& m : step.members) cs[size_t(m.rank)].node_colour[m.node_index] = c;
   }
   mb.programs.assign(plan.programs.size(), std::nullopt);
   auto none = [](std::string why) {
@@ -126,14 +138,28 @@ MicroBatches find_micro_batches(const frontend::Plan& plan, const exec::LinkedPl
     out.why_not = std::move(why);
     return out;
   };
+  // Ranks running one file mostly colour it alike (every data-parallel replica does): what
+  // bodies_of reads is then the same, and so is what it finds.
+  std::vector<int64_t> checked(plan.programs.size(), -1);  // program -> a rank checked on it
+  auto alike = [&](const Coloured& a, const Coloured& b) {
+    return a.g == b.g && a.node_colour == b.node_colour && a.pieces == b.pieces &&
+           a.bindings == b.bindings;
+  };
   for (size_t r = 0; r < ranks; ++r) {
+    const size_t p = plan.rank_program[r];
+    if (checked[p] >= 0 && alike(cs[size_t(checked[p])], cs[r])) continue;
+    for (size_t i = 0; i < cs[r].g->nodes.size(); ++i)  // by name, as bodies_of reads them
+      if (popcount(cs[r].node_colour[i]))
+        for (const auto& o : cs[r].g->nodes[i].outputs)
+          if (!o.empty()) cs[r].colour[o] = cs[r].node_colour[i];
     auto got = bodies_of(cs[r], mb.count);
     if (auto* no = std::get_if<NoBodies>(&got)) return none(no->why);
     ProgramBodies& b = std::get<ProgramBodies>(got);
-    auto& slot = mb.programs[plan.rank_program[r]];
+    auto& slot = mb.programs[p];
     if (!slot) slot = std::move(b);
     else if (!(*slot == b))
       return none(cs[r].label + ": its micro-batches differ from another rank's running the same file");
+    if (checked[p] < 0) checked[p] = int64_t(r);
   }
   return mb;
 }
