@@ -18,7 +18,8 @@ BELOW = {
     "reduce": ["exec", "frontend", "ops", "ir", "solver", "common"],
     "check": ["reduce", "exec", "frontend", "ops", "ir", "solver", "common"],
     "eval": ["exec", "frontend", "ops", "ir", "solver", "common"],
-    "cli": ["check", "eval", "reduce", "exec", "frontend", "ops", "ir", "solver", "common"],
+    "dist": ["common"],
+    "cli": ["check", "eval", "dist", "reduce", "exec", "frontend", "ops", "ir", "solver", "common"],
     "python": ["check", "reduce", "exec", "frontend", "ops", "ir", "solver", "common"],
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/')

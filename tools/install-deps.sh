@@ -8,7 +8,8 @@ pkgs=(cmake g++ make libonnx-dev libprotobuf-dev protobuf-compiler libtbb-dev li
       libgmp-dev libmpfr-dev libgtest-dev nlohmann-json3-dev python3-onnx python3-numpy
       pybind11-dev python3-dev  # the Python package onnx_tv (docs/python.md)
       python3-torch  # onnx_tv.torch, the PyTorch exporter (docs/pytorch.md)
-      libonnx-testdata)  # ONNX's backend tests, for the conformance suite (tests/conformance)
+      libonnx-testdata  # ONNX's backend tests, for the conformance suite (tests/conformance)
+      libopenmpi-dev openmpi-bin)  # several processes proving one check (docs/distributed.md)
 if [ "${1:-}" = "--fuzz" ]; then
   pkgs+=(clang libclang-rt-14-dev llvm)
 fi

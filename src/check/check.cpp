@@ -26,6 +26,7 @@
 #include "common/memory_limit.h"
 #include "check/locate.h"
 #include "check/obligations.h"
+#include "check/outcome_wire.h"
 #include "check/stage_cuts.h"
 #include "check/witness.h"
 #include "solver/boolean_residue.h"
@@ -507,24 +508,25 @@ std::optional<Retry> prove_all(CheckResult& res, const CheckOptions& options,
   return std::nullopt;
 }
 
-// Runs one(k, options) for k < n on `options.jobs` threads, started in order of k; one()
-// returns whether instance k decides the check, and instances after the first that decides
+// Runs one(which[i], options) for every i on `options.jobs` threads, started in order; one()
+// returns whether its instance decides the check, and instances after the first that decides
 // are not started (those before it still run: the first in order decides). Progress is
 // reported as instances done, from one thread at a time; each instance's own phases are not
 // (they interleave).
-void prove_in_parallel(size_t n, const CheckOptions& options,
+void prove_in_parallel(const std::vector<size_t>& which, const CheckOptions& options,
                        const std::function<bool(size_t, const CheckOptions&)>& one) {
   CheckOptions quiet = options;
   quiet.on_progress = nullptr;
   std::mutex lock;
+  const size_t n = which.size();
   size_t done = 0;
   std::atomic<size_t> next{0}, decided{n};
   report(options, "instances", 0, int64_t(n));
   auto worker = [&] {
-    for (size_t k; (k = next++) < n && k < decided.load();) {
-      const bool decides = one(k, quiet);
+    for (size_t i; (i = next++) < n && i < decided.load();) {
+      const bool decides = one(which[i], quiet);
       std::lock_guard<std::mutex> hold(lock);
-      if (decides) decided = std::min(decided.load(), k);
+      if (decides) decided = std::min(decided.load(), i);
       report(options, "instances", int64_t(++done), int64_t(n));
     }
   };
@@ -651,20 +653,23 @@ struct FullPlan {
 };
 
 // Proves every instance of the grid of `first` (one when no axis shrinks), sequentially or
-// `jobs` at a time. The first instance in grid order that asks for another choice (its
-// reasons are then added to `kept`) or is not EQUIVALENT decides; all EQUIVALENT, the last
-// one reports. nullopt: choose again.
+// `jobs` at a time; with several processes (CheckOptions::spread) each proves its share and
+// all exchange their outcomes. The first instance in grid order that asks for another choice
+// (its reasons are then added to `kept`) or is not EQUIVALENT decides; all EQUIVALENT, the
+// last one reports. nullopt: choose again. `proven[p]` counts the instances process p proved.
 std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptions& options,
                                       const FullPlan& full, const reduce::FewerRanks& first,
-                                      reduce::KeptWhole& kept,
-                                      std::vector<std::string>& warnings) {
+                                      reduce::KeptWhole& kept, std::vector<std::string>& warnings,
+                                      std::vector<int64_t>& proven) {
   const auto grid = reduce::count_grid(first);
   std::vector<CheckResult> results(grid.size(), start);
   std::vector<reduce::KeptWhole> keeps(grid.size(), kept);
   std::vector<Tried> tried(grid.size(), Tried::Done);
+  std::vector<char> ran(grid.size(), 0);  // not vector<bool>: threads set their own entries
   // An instance's error is raised only where grid order reaches it, as in a sequential run.
   std::vector<std::exception_ptr> errors(grid.size());
   auto one = [&](size_t k, const CheckOptions& o) {  // whether instance k decides
+    ran[k] = 1;
     try {
       const reduce::FewerRanks fewer =
           k == 0 ? first : reduce::with_counts(full.plan, first, grid[k]);
@@ -676,9 +681,11 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
     }
     return errors[k] || tried[k] == Tried::Again || results[k].verdict != Verdict::Equivalent;
   };
-  if (options.jobs > 1 && grid.size() > 1) {
-    prove_in_parallel(grid.size(), options, one);
-  } else {
+  const CheckOptions::Spread& spread = options.spread;
+  const int processes = std::max(1, spread.processes);
+  std::vector<size_t> mine;  // this process's share, every processes-th instance
+  for (size_t k = size_t(spread.process); k < grid.size(); k += size_t(processes)) mine.push_back(k);
+  if (processes == 1 && (options.jobs <= 1 || grid.size() == 1)) {
     for (size_t k = 0; k < grid.size(); ++k) {
       CheckOptions labelled = options;  // "instance 2/4: spec (stage-wise)"
       if (grid.size() > 1 && options.on_progress)
@@ -687,20 +694,55 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
                                            std::to_string(grid.size()) + ": " + p.phase,
                                        p.done, p.total});
         };
-      if (one(k, labelled)) {
-        results.resize(k + 1);
-        break;
+      if (one(k, labelled)) break;
+    }
+  } else if (!mine.empty()) {
+    prove_in_parallel(mine, options, one);
+  }
+  proven.resize(size_t(processes), 0);
+  if (processes > 1) {
+    std::vector<InstanceOutcome> outcomes;
+    for (size_t k : mine) {
+      if (!ran[k]) continue;
+      InstanceOutcome o{k, tried[k] == Tried::Again, results[k], keeps[k], "", ""};
+      if (errors[k]) describe_error(errors[k], o.error_kind, o.error_message);
+      outcomes.push_back(std::move(o));
+    }
+    const std::vector<std::string> all = spread.exchange(encode_outcomes(outcomes));
+    ONNX_TV_ASSERT(all.size() == size_t(processes),
+                   "outcomes from " + std::to_string(all.size()) + " processes, not " +
+                       std::to_string(processes));
+    for (size_t p = 0; p < all.size(); ++p) {
+      if (int(p) == spread.process) {
+        proven[p] += int64_t(outcomes.size());
+        continue;
+      }
+      for (InstanceOutcome& o : decode_outcomes(all[p])) {
+        ONNX_TV_ASSERT(o.instance < grid.size() && o.instance % size_t(processes) == p,
+                       "process " + std::to_string(p) + " sent instance " +
+                           std::to_string(o.instance) + " of " + std::to_string(grid.size()));
+        ++proven[p];
+        const size_t k = o.instance;
+        ran[k] = 1;
+        tried[k] = o.again ? Tried::Again : Tried::Done;
+        results[k] = std::move(o.result);
+        keeps[k] = std::move(o.kept);
+        if (!o.error_kind.empty()) errors[k] = error_from(o.error_kind, o.error_message);
       }
     }
+  } else {
+    proven[0] += std::count(ran.begin(), ran.end(), 1);
   }
-  for (size_t k = 0; k < results.size(); ++k) {
+  for (size_t k = 0; k < grid.size(); ++k) {
+    // An instance not proven follows one of its process's that decides, and so a decider.
+    ONNX_TV_ASSERT(ran[k], "instance " + std::to_string(k) + " was not proven");
     if (errors[k]) std::rethrow_exception(errors[k]);
     if (tried[k] == Tried::Again) {
       kept = keeps[k];
       warnings = results[k].warnings;
       return std::nullopt;
     }
-    if (results[k].verdict != Verdict::Equivalent || k + 1 == results.size())
+    if (results[k].verdict != Verdict::Equivalent || k + 1 == grid.size())
       return std::move(results[k]);
   }
   ONNX_TV_ASSERT(false, "no instance decided the check");
@@ -728,6 +770,7 @@ void run_pipeline(CheckResult& res, const std::string& spec_path, const std::str
   // starts again. Each round keeps something more whole (reduce/kept_whole.h), of which there
   // is finitely much: the loop ends.
   reduce::KeptWhole kept;
+  std::vector<int64_t> proven;  // instances each process proved, over every choice of ranks
   std::optional<exec::LinkedPlan> full_linked;
   for (;;) {
     const size_t before = kept.measure();
@@ -741,8 +784,10 @@ void run_pipeline(CheckResult& res, const std::string& spec_path, const std::str
     if (options.reduce) micro = choose_micro_batches(first, linked, kept);
     const FullPlan full{full_spec, full_plan, full_bound,
                         Known{&linked, micro ? &*micro : nullptr}};
-    if (auto decided = prove_grid(res, options, full, first, kept, res.warnings)) {
+    if (auto decided = prove_grid(res, options, full, first, kept, res.warnings, proven)) {
       res = std::move(*decided);
+      res.stats.processes = int64_t(proven.size());
+      res.stats.process_instances = std::move(proven);
       return;
     }
     ONNX_TV_ASSERT(kept.measure() > before, "a try asked to choose again and kept nothing more");

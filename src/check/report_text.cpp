@@ -148,7 +148,15 @@ std::string summary_line(const CheckResult& r) {
                 (long long)r.stats.collectives, (long long)r.stats.elements_compared,
                 (long long)r.stats.max_terms, r.stats.staged ? " (stage-wise)" : "",
                 r.stats.seconds);
-  return buf;
+  std::string line = buf;
+  if (r.stats.processes > 1) {  // "; 3 processes proved 2, 1 and 1 instances"
+    line += "; " + std::to_string(r.stats.processes) + " processes proved ";
+    const auto& n = r.stats.process_instances;
+    for (size_t p = 0; p < n.size(); ++p)
+      line += (p == 0 ? "" : p + 1 == n.size() ? " and " : ", ") + std::to_string(n[p]);
+    line += " instances";
+  }
+  return line;
 }
 
 }  // namespace onnx_tv::check

@@ -24,6 +24,7 @@ struct NodeRef {
   std::string node;   // the node's name, or its description when unnamed
   std::string op_type;
   std::string output;  // the tensor it produced that diverges
+  bool operator==(const NodeRef&) const = default;
 };
 
 struct WitnessEntry {
@@ -32,6 +33,7 @@ struct WitnessEntry {
   // With shape reduction, the spec input element `symbol` stands for at full size ("x[0,9]");
   // "" when not known (a free addend) or not reduced.
   std::string full_symbol;
+  bool operator==(const WitnessEntry&) const = default;
 };
 
 struct Mismatch {
@@ -52,6 +54,7 @@ struct Mismatch {
   std::string spec_expr, plan_expr;    // canonical forms (abbreviated)
   std::optional<NodeRef> spec_node;    // first diverging operator on the spec side
   std::optional<NodeRef> rank_node;    // first diverging operator on the plan side
+  bool operator==(const Mismatch&) const = default;
 };
 
 struct CheckStats {
@@ -74,6 +77,11 @@ struct CheckStats {
   int64_t sat_calls = 0;
   double sat_seconds = 0;
   double seconds = 0;
+  // Processes that proved the check together (CheckOptions::spread), and the instances each
+  // proved over every choice of ranks; one process: {instances proven}.
+  int64_t processes = 1;
+  std::vector<int64_t> process_instances;
+  bool operator==(const CheckStats&) const = default;
 };
 
 using reduce::ReducedDim;
@@ -97,6 +105,7 @@ struct Reduction {
   std::vector<int64_t> rank_origin;
   // Micro-batched programs proven with fewer bodies ("32 per program -> 2 and 3"), or "".
   std::string fewer_micro_batches;
+  bool operator==(const Reduction&) const = default;
 };
 
 struct CheckResult {
@@ -107,6 +116,7 @@ struct CheckResult {
   std::vector<std::string> warnings;   // e.g. rank outputs no binding names
   CheckStats stats;
   Reduction reduction;
+  bool operator==(const CheckResult&) const = default;
 };
 
 // Progress of a long check, reported to the caller (the CLI draws it; the library never prints).
@@ -138,6 +148,17 @@ struct CheckOptions {
   // Called after every node a proof runs (file, node, seconds, largest polynomial): where time
   // and terms go. May be empty.
   std::function<void(const std::string&, const std::string&, double, size_t)> trace;
+  // Several processes proving one check together (`mpirun -n N onnx-tv check`, src/dist):
+  // process p proves the instances k of each grid with k % processes == p, on `jobs` threads,
+  // and `exchange` gives every process every process's outcomes (check/outcome_wire.h), in
+  // process order, so that each decides as one process proving every instance would. Every
+  // process must call run() with the same arguments.
+  struct Spread {
+    int process = 0;
+    int processes = 1;
+    std::function<std::vector<std::string>(const std::string& mine)> exchange;
+  };
+  Spread spread;
 };
 
 }  // namespace onnx_tv::check

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "check/check.h"
+#include "check/outcome_wire.h"
 #include "check/printable_result.h"
 #include "check/report_json.h"
 #include "check/report_text.h"
@@ -23,6 +24,7 @@
 #include "common/memory_limit.h"
 #include "common/memory_watchdog.h"
 #include "common/printable.h"
+#include "dist/mpi_world.h"
 
 namespace {
 
@@ -50,7 +52,8 @@ const char* kUsage =
     "  --max-memory GB   stop with UNKNOWN when the proof's memory passes GB (default 85% of\n"
     "                  the machine's memory)\n"
     "  --jobs N        prove up to N independent instances at once (the counts of fewer\n"
-    "                  ranks and micro-batches; default 1)\n"
+    "                  ranks and micro-batches; default 1); under mpirun or srun, the\n"
+    "                  processes share the instances out, N at a time each\n"
     "  -h, --help      print this help and exit\n"
     "  --version       print onnx-tv's version and exit\n"
     "\n"
@@ -152,6 +155,13 @@ int run_check(const std::vector<std::string>& args) {
       std::fprintf(stderr, "%8.3f s %9zu terms  %s: %s\n", s, t, f.c_str(), n.c_str());
     };
   }
+  // A world of one process, unless mpirun or srun started this one (docs/distributed.md).
+  onnx_tv::dist::MpiWorld world;
+  if (world.processes() > 1) {
+    options.spread = {world.process(), world.processes(),
+                      [&world](const std::string& mine) { return world.exchange(mine); }};
+    progress = progress && world.process() == 0;  // one bar: process 0's share
+  }
   onnx_tv::cli::ProgressBar bar(progress);
   options.on_progress = [&](const onnx_tv::check::Progress& p) { bar.update(p); };
   onnx_tv::check::CheckResult result;
@@ -188,6 +198,14 @@ int run_check(const std::vector<std::string>& args) {
   }
   watchdog.stop();  // the report below is this thread's (or the watchdog ended the process)
   bar.clear();
+  if (world.processes() > 1) {
+    // Every process ends with the same result; process 0 reports it.
+    const std::string chosen = world.finish(
+        internal.empty() ? "r" + onnx_tv::check::encode_result(result) : "i" + internal);
+    internal = chosen[0] == 'i' ? chosen.substr(1) : "";
+    if (internal.empty()) result = onnx_tv::check::decode_result(chosen.substr(1));
+    if (world.process() != 0) return internal.empty() ? int(result.verdict) : kInternalExit;
+  }
   if (internal.empty()) {
     onnx_tv::check::make_printable(result);
     std::string json;

@@ -18,6 +18,8 @@ struct KeptWhole {
   // reduce::counted_sum_key -> why: a sum an instance found counting its axis's size keeps it.
   std::map<std::string, std::string> counted_sums;
 
+  bool operator==(const KeptWhole&) const = default;
+
   // How much is kept: each round of choosing again adds to it.
   size_t measure() const {
     return mesh_axes.size() + counted_sums.size() + every_rank.has_value() +

@@ -11,6 +11,7 @@ namespace onnx_tv::reduce {
 struct ReducedFactor {
   int64_t full = 0, reduced = 0;
   std::string why;  // why it keeps its full size; "" when reduced
+  bool operator==(const ReducedFactor&) const = default;
 };
 
 struct ReducedDim {
@@ -18,6 +19,7 @@ struct ReducedDim {
   int64_t axis = 0;
   int64_t full = 0, reduced = 0;
   std::vector<ReducedFactor> factors;  // major first
+  bool operator==(const ReducedDim&) const = default;
 };
 
 // The full-size position that position `reduced_pos` of the reduced axis `d` stands for: the

@@ -8,9 +8,13 @@
 
 namespace onnx_tv::e2e {
 
-CliRun run_cli(const std::string& args) {
+CliRun run_cli(const std::string& args) { return run_command(binary() + " " + args); }
+
+std::string binary() { return ONNX_TV_BINARY; }
+
+CliRun run_command(const std::string& command) {
   CliRun r;
-  std::string cmd = std::string(ONNX_TV_BINARY) + " " + args + " 2>&1";
+  std::string cmd = command + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::array<char, 4096> buf;

@@ -12,6 +12,10 @@ struct CliRun {
 
 CliRun run_cli(const std::string& args);
 
+// A shell command (one that starts the binary some other way: mpirun); binary() is its path.
+CliRun run_command(const std::string& command);
+std::string binary();
+
 // `onnx-tv check` of the model folder models/<folder> (its spec.onnx) against its plan
 // <folder>/<plan>, without the progress bar; `mode` adds options (" --no-reduce").
 CliRun check_model(const std::string& folder, const std::string& plan, const std::string& mode = "");

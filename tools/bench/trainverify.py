@@ -3,7 +3,7 @@
 
   tools/bench/trainverify.py [--sizes 8b 70b 405b v2-lite v2 v3] [--binary build/onnx-tv]
                              [--timeout 3600] [--keep DIR] [--jobs N] [--trainverify-size]
-                             [--max-memory GB]
+                             [--max-memory GB] [--processes 1 2 4]
 
 The DeepSeek sizes (V2-Lite, V2, V3 on TrainVerify's DP32 x TP8 x PP8 plan with 16 micro-batches,
 experts split inside the TP group) are not in the default run: they do not fit this machine
@@ -16,6 +16,8 @@ interchangeable mesh axes and fewer micro-batches, docs/shape-reduction.md), the
 instances proven, the rank-micro-batch units (one rank running one micro-batch) of the plan and
 those proven, and TrainVerify's time for
 the same configuration (SOSP 2025, table of end-to-end verification times, 32-core machine).
+With `--processes`, each size is also checked under `mpirun -n P` (docs/distributed.md), and
+a table gives time, peak memory of the largest process and the instances each process proved.
 """
 import argparse
 import itertools
@@ -64,43 +66,56 @@ def units(plan, fewer, micro):
     return full, proven
 
 
-def run_one(binary, size, timeout, keep, jobs, extra_gen=(), extra_check=()):
+def generate(size, out, extra_gen=()):
+    """Writes the plan of `size` into `out`; returns the seconds it took."""
+    t0 = time.time()
+    subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools/zoo/generate.py"),
+                    "--real", size, "--out", out] + list(extra_gen), check=True,
+                   capture_output=True)
+    return time.time() - t0
+
+
+# Open MPI refuses root unless told; more processes than cores need --oversubscribe.
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+def check_one(binary, size, out, timeout, jobs, extra_check=(), processes=None):
+    """`onnx-tv check` on the plan in `out` (under `mpirun -n processes` when given)."""
     folder, _ = PLANS[size]
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(keep or tmp, size)
-        t0 = time.time()
-        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools/zoo/generate.py"),
-                        "--real", size, "--out", out] + list(extra_gen), check=True,
-                       capture_output=True)
-        gen = time.time() - t0
-        report = os.path.join(out, "report.json")
-        t0 = time.time()
-        try:
-            p = subprocess.run(["/usr/bin/time", "-f", "%M", binary, "check",
-                                os.path.join(out, "spec.onnx"), os.path.join(out, folder),
-                                "--no-progress", "--json", report, "--jobs", str(jobs)] +
-                               list(extra_check),
-                               capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return {"verdict": "timeout after %d s" % timeout, "gen": gen}
-        wall = time.time() - t0
-        lines = p.stderr.strip().splitlines()
-        peak = int(lines[-1]) / 1024 if lines and lines[-1].isdigit() else 0
-        j = json.load(open(report)) if os.path.exists(report) else {}
-        plan = json.load(open(os.path.join(out, folder, "plan.json")))
-        plan["name"] = folder
-        stats = j.get("stats", {})
-        verdict = j.get("verdict", "exit %d" % p.returncode)
-        if stats.get("staged"):
-            verdict += " (staged)"
-        return {"verdict": verdict, "gen": gen, "wall": wall, "peak": peak,
-                "world": plan["world_size"], "proven": stats.get("ranks", 0),
-                "nodes": stats.get("spec_nodes", 0) + stats.get("rank_nodes", 0),
-                "fewer": j.get("reduction", {}).get("fewer_ranks", []),
-                "micro": j.get("reduction", {}).get("fewer_micro_batches", ""),
-                "message": j.get("message", ""),
-                "units": units(plan, j.get("reduction", {}).get("fewer_ranks", []),
-                               j.get("reduction", {}).get("fewer_micro_batches", ""))}
+    report = os.path.join(out, "report.json")
+    if os.path.exists(report):
+        os.remove(report)
+    launcher = ["mpirun", "--oversubscribe", "-n", str(processes)] if processes else []
+    t0 = time.time()
+    try:
+        p = subprocess.run(["/usr/bin/time", "-f", "%M"] + launcher +
+                           [binary, "check", os.path.join(out, "spec.onnx"),
+                            os.path.join(out, folder), "--no-progress", "--json", report,
+                            "--jobs", str(jobs)] + list(extra_check),
+                           capture_output=True, text=True, timeout=timeout,
+                           env=dict(os.environ, **MPI_ENV))
+    except subprocess.TimeoutExpired:
+        return {"verdict": "timeout after %d s" % timeout}
+    wall = time.time() - t0
+    lines = p.stderr.strip().splitlines()
+    # with mpirun: the largest of its processes (GNU time reports the largest waited-for child)
+    peak = int(lines[-1]) / 1024 if lines and lines[-1].isdigit() else 0
+    j = json.load(open(report)) if os.path.exists(report) else {}
+    plan = json.load(open(os.path.join(out, folder, "plan.json")))
+    plan["name"] = folder
+    stats = j.get("stats", {})
+    verdict = j.get("verdict", "exit %d" % p.returncode)
+    if stats.get("staged"):
+        verdict += " (staged)"
+    return {"verdict": verdict, "wall": wall, "peak": peak,
+            "world": plan["world_size"], "proven": stats.get("ranks", 0),
+            "nodes": stats.get("spec_nodes", 0) + stats.get("rank_nodes", 0),
+            "fewer": j.get("reduction", {}).get("fewer_ranks", []),
+            "micro": j.get("reduction", {}).get("fewer_micro_batches", ""),
+            "message": j.get("message", ""),
+            "process_instances": stats.get("process_instances", []),
+            "units": units(plan, j.get("reduction", {}).get("fewer_ranks", []),
+                           j.get("reduction", {}).get("fewer_micro_batches", ""))}
 
 
 def main():
@@ -113,6 +128,9 @@ def main():
     ap.add_argument("--timeout", type=int, default=3600)
     ap.add_argument("--keep", help="write the generated plans here instead of a temporary folder")
     ap.add_argument("--jobs", type=int, help="onnx-tv check --jobs (default 2, 1 for 405b)")
+    ap.add_argument("--processes", type=int, nargs="+",
+                    help="also check each size under mpirun -n P for every P given (with "
+                         "--jobs 1 each), and print the scaling table")
     a = ap.parse_args()
     print("%-5s %-24s %-22s %6s %7s %9s %9s %10s %14s" % (
         "size", "plan", "verdict", "ranks", "proven", "time (s)", "peak (MB)", "nodes run",
@@ -121,7 +139,10 @@ def main():
         deepseek = size.startswith("v")
         gen = ["--trainverify-size"] if deepseek and a.trainverify_size else []
         check = ["--max-memory", str(a.max_memory)] if a.max_memory else []
-        r = run_one(a.binary, size, a.timeout, a.keep, a.jobs or DEFAULT_JOBS[size], gen, check)
+        tmp = tempfile.TemporaryDirectory()
+        out = os.path.join(a.keep or tmp.name, size)
+        generate(size, out, gen)
+        r = check_one(a.binary, size, out, a.timeout, a.jobs or DEFAULT_JOBS[size], check)
         folder, tv = PLANS[size]
         if "wall" not in r:
             print("%-5s %-24s %s" % (size, folder, r["verdict"]), flush=True)
@@ -138,6 +159,21 @@ def main():
               "units: %d in the plan, %d proven" % ((instances,) + r["units"]))
         if r["message"]:
             print("      " + r["message"].splitlines()[0])
+        if a.processes:
+            # On a machine with fewer cores than processes the table shows how the instances
+            # are split; the time is not shorter.
+            print("      %9s %9s %9s  %s" % ("processes", "time (s)", "peak (MB)",
+                                             "instances per process"))
+            for n in a.processes:
+                m = check_one(a.binary, size, out, a.timeout, 1, check, processes=n)
+                if "wall" not in m:
+                    print("      %9d %s" % (n, m["verdict"]), flush=True)
+                    continue
+                print("      %9d %9.1f %9.0f  %s (%s)" % (
+                    n, m["wall"], m["peak"], m["process_instances"], m["verdict"]), flush=True)
+            print("      (%d cores here: with more processes than cores the split is shown, "
+                  "not a speed-up)" % os.cpu_count())
+        tmp.cleanup()
     print("TrainVerify: 32 cores; onnx-tv: --jobs %s on this machine (generation not timed)." % (
         a.jobs or ", ".join("%d for %s" % (DEFAULT_JOBS[s], s) for s in a.sizes)))
     return 0

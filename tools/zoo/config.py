@@ -169,6 +169,10 @@ NAMED_SMALL_PLANS = {
     # four micro-batches per stage program, for checks with fewer micro-batches
     "dp2_tp2_pp2_mb4": (ModelConfig("l2_b8_mha", layers=2, kv_heads=2, batch=8, **SMALL),
                         PlanConfig("dp2_tp2_pp2_mb4", dp=2, tp=2, pp=2, mb=4, schedule="1f1b")),
+    # four data-parallel ranks and four micro-batches: a grid of four instances (2 and 3 ranks
+    # times 2 and 3 micro-batches), the processes of tests/e2e/distributed_test.cpp share
+    "dp4_pp2_mb4": (ModelConfig("l2_b16_mha", layers=2, kv_heads=2, batch=16, **SMALL),
+                    PlanConfig("dp4_pp2_mb4", dp=4, pp=2, mb=4, schedule="1f1b")),
     # sequence parallel: all-gathers and reduce-scatters of the sequence over four TP ranks
     "tp4_sp_mb2": (ModelConfig("l1_b2_mha4_s8", layers=1, hidden=8, heads=4, kv_heads=4,
                                head_dim=2, ffn=16, vocab=8, seq=8, batch=2),
