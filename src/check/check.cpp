@@ -358,14 +358,19 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
   auto compare_values = [&](solver::Value a, solver::Value b) {
     check_memory(limits.memory_bytes, "comparing the outputs");
     // Definitions evaluate to their bodies, so a witness refutes cut forms as it refutes
-    // expanded ones. Tried first: meeting a real difference runs to the budget.
-    if (search.refutes(a, b, 24)) return Comparison::Refuted;
+    // expanded ones. A few points first: meeting a real difference runs to the budget, and a
+    // wrong plan nearly always differs at the first. The forms are met before the rest: each
+    // point of a pair that is equal evaluates every definition the pair reaches, most of a
+    // deep plan's comparing time. Equal pairs are never refuted, so the order changes only
+    // the time.
+    if (search.refutes(a, b, limits::kWitnessFirstTries)) return Comparison::Refuted;
+    if (!undecided && (staged ? ctx.equal_unfolding(a, b, kStagedBudget, 256, &form.unfolded)
+                              : expand_equal(ctx, a, b))) {
+      form.expanded |= !staged && a != b;
+      return Comparison::Same;
+    }
+    if (search.refutes(a, b, limits::kWitnessQuickTries)) return Comparison::Refuted;
     if (!undecided) {
-      if (staged ? ctx.equal_unfolding(a, b, kStagedBudget, 256, &form.unfolded)
-                 : expand_equal(ctx, a, b)) {
-        form.expanded |= !staged && a != b;
-        return Comparison::Same;
-      }
       // Forms that agree only where the routing axioms hold (solver/boolean_residue.h).
       std::string residue_why;
       if (residue.equal(a, b, &residue_why)) {
