@@ -3,7 +3,7 @@
 
   tools/bench/trainverify.py [--sizes 8b 70b 405b v2-lite v2 v3] [--binary build/onnx-tv]
                              [--timeout 3600] [--keep DIR] [--jobs N] [--trainverify-size]
-                             [--max-memory GB] [--processes 1 2 4]
+                             [--max-memory GB] [--processes 1 2 4] [--layers N]
 
 The DeepSeek sizes (V2-Lite, V2, V3 on TrainVerify's DP32 x TP8 x PP8 plan with 16 micro-batches,
 experts split inside the TP group) are not in the default run: they do not fit this machine
@@ -128,6 +128,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=3600)
     ap.add_argument("--keep", help="write the generated plans here instead of a temporary folder")
     ap.add_argument("--jobs", type=int, help="onnx-tv check --jobs (default 2, 1 for 405b)")
+    ap.add_argument("--layers", type=int,
+                    help="generate every size with N layers instead of its own depth")
     ap.add_argument("--processes", type=int, nargs="+",
                     help="also check each size under mpirun -n P for every P given (with "
                          "--jobs 1 each), and print the scaling table")
@@ -138,6 +140,7 @@ def main():
     for size in a.sizes:
         deepseek = size.startswith("v")
         gen = ["--trainverify-size"] if deepseek and a.trainverify_size else []
+        gen += ["--layers", str(a.layers)] if a.layers else []
         check = ["--max-memory", str(a.max_memory)] if a.max_memory else []
         tmp = tempfile.TemporaryDirectory()
         out = os.path.join(a.keep or tmp.name, size)
