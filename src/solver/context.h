@@ -252,6 +252,14 @@ class Context {
   Value product_of(std::span<const std::pair<AtomId, SmallRational>> factors);
   static constexpr size_t kDefineAbove = limits::kDefineAbove;
 
+  // Stage obligations (check/stage_run.h). fresh_symbol: a symbol no name given so far names
+  // (`label#k`, the first k free), a variable of its own. rename_atoms: v with each atom of its
+  // monomials that `to` maps replaced by the monomial it maps to; arguments of functions are
+  // left as they are. Both are the caller's to justify: it is a substitution of variables.
+  using AtomImages = std::unordered_map<AtomId, std::vector<std::pair<AtomId, SmallRational>>>;
+  Value fresh_symbol(const std::string& label);
+  Value rename_atoms(Value v, const AtomImages& to);
+
   // Stage cuts (check's stage-wise proofs). cut(v) is v with its primitive part made a
   // definition whatever its size, c * m * def(p'): the same real value, but every later use
   // sees one atom, so polynomials stop growing at the cut. known_cut(v) is that form only when
