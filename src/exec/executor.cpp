@@ -85,47 +85,57 @@ void run_graph(solver::Context& ctx, const ir::Graph& g, Env& env, const RunLimi
   }
 }
 
+void run_node_at(solver::Context& ctx, const ir::Graph& g, Env& env, size_t i,
+                 const RunLimits& limits, const TensorHook& hook) {
+  run_one(ctx, g, env, i, limits, hook);
+}
+
+void run_step(solver::Context& ctx, const frontend::Plan& plan, const Step& step,
+              std::vector<Env>& envs, const RunLimits& limits, const TensorHook& hook) {
+  if (step.kind == Step::Kind::Node) {
+    const auto& m = step.members[0];
+    const ir::Graph& g = plan.program_of(m.rank);
+    try {
+      run_one(ctx, g, envs[m.rank], m.node_index, limits, hook);
+    } catch (Unsupported& e) {
+      hint_misplaced_collective(e, g.nodes[m.node_index]);
+      throw;
+    }
+    return;
+  }
+  std::vector<const ir::Tensor*> ins;
+  for (const auto& m : step.members) {
+    const ir::Graph& g = plan.program_of(m.rank);
+    const ir::Node& node = g.nodes[m.node_index];
+    ins.push_back(m.comm.data_input.empty()
+                      ? nullptr
+                      : lookup(envs[m.rank], g, node, m.node_index, m.comm.data_input));
+  }
+  std::vector<ir::Tensor> outs;
+  try {
+    outs = run_comm(ctx, step, ins);
+  } catch (Error& e) {
+    const auto& m = step.members.back();
+    const ir::Graph& g = plan.program_of(m.rank);
+    e.add_context(g.file + ": " + g.nodes[m.node_index].describe(m.node_index));
+    throw;
+  }
+  for (size_t k = 0; k < step.members.size(); ++k) {
+    const auto& m = step.members[k];
+    if (m.comm.output.empty()) continue;
+    Env& env = envs[m.rank];
+    if (hook) hook(m.comm.output, outs[k]);
+    env.values[m.comm.output] = std::move(outs[k]);
+    env.producer[m.comm.output] = m.node_index;
+  }
+}
+
 void run_plan(solver::Context& ctx, const frontend::Plan& plan, const LinkedPlan& linked,
               std::vector<Env>& envs, const RunLimits& limits, const StepCallback& cb,
               const TensorHook& hook) {
   int64_t done = 0;
   for (const Step& step : linked.steps) {
-    if (step.kind == Step::Kind::Node) {
-      const auto& m = step.members[0];
-      const ir::Graph& g = plan.program_of(m.rank);
-      try {
-        run_one(ctx, g, envs[m.rank], m.node_index, limits, hook);
-      } catch (Unsupported& e) {
-        hint_misplaced_collective(e, g.nodes[m.node_index]);
-        throw;
-      }
-    } else {
-      std::vector<const ir::Tensor*> ins;
-      for (const auto& m : step.members) {
-        const ir::Graph& g = plan.program_of(m.rank);
-        const ir::Node& node = g.nodes[m.node_index];
-        ins.push_back(m.comm.data_input.empty()
-                          ? nullptr
-                          : lookup(envs[m.rank], g, node, m.node_index, m.comm.data_input));
-      }
-      std::vector<ir::Tensor> outs;
-      try {
-        outs = run_comm(ctx, step, ins);
-      } catch (Error& e) {
-        const auto& m = step.members.back();
-        const ir::Graph& g = plan.program_of(m.rank);
-        e.add_context(g.file + ": " + g.nodes[m.node_index].describe(m.node_index));
-        throw;
-      }
-      for (size_t k = 0; k < step.members.size(); ++k) {
-        const auto& m = step.members[k];
-        if (m.comm.output.empty()) continue;
-        Env& env = envs[m.rank];
-        if (hook) hook(m.comm.output, outs[k]);
-        env.values[m.comm.output] = std::move(outs[k]);
-        env.producer[m.comm.output] = m.node_index;
-      }
-    }
+    run_step(ctx, plan, step, envs, limits, hook);
     if (cb) cb(++done, int64_t(linked.steps.size()));
   }
 }

@@ -50,6 +50,14 @@ void run_plan(solver::Context& ctx, const frontend::Plan& plan, const LinkedPlan
               std::vector<Env>& envs, const RunLimits& limits, const StepCallback& cb = {},
               const TensorHook& hook = {});
 
+// One node of `g` (its inputs in `env`), or one step of a linked plan: the units run_graph and
+// run_plan are made of, for callers that run a program in another order its dataflow allows
+// (check/stage_run.h runs it stage by stage).
+void run_node_at(solver::Context& ctx, const ir::Graph& g, Env& env, size_t i,
+                 const RunLimits& limits, const TensorHook& hook = {});
+void run_step(solver::Context& ctx, const frontend::Plan& plan, const Step& step,
+              std::vector<Env>& envs, const RunLimits& limits, const TensorHook& hook = {});
+
 // Declared static sizes of graph outputs and value_info that contradict the computed shapes
 // are input errors (plan-format section 1).
 void check_declared_shapes(const ir::Graph& g, const Env& env);
