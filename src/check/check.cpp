@@ -28,6 +28,7 @@
 #include "check/obligations.h"
 #include "check/outcome_wire.h"
 #include "check/stage_cuts.h"
+#include "check/stage_run.h"
 #include "check/witness.h"
 #include "solver/boolean_residue.h"
 #include "common/errors.h"
@@ -212,6 +213,13 @@ struct CountedRouting {
 
 using Retry = std::variant<CountedReplicas, CountedSum, CountedRouting>;
 
+// Whether the instance is smaller than the plan: fewer tokens, ranks or micro-batches.
+bool smaller_instance(const CheckResult& res) {
+  return res.reduction.applied && (res.reduction.reduced_elements < res.reduction.full_elements ||
+                                   !res.reduction.fewer_ranks.empty() ||
+                                   !res.reduction.fewer_micro_batches.empty());
+}
+
 // One exact run: both sides symbolically, obligations compared, a failure explained. A staged
 // run (check/stage_cuts.h) compares each obligation as a whole-program run does, with
 // unfolding first; its UNKNOWN is left to the whole-program runs (see run()).
@@ -222,12 +230,7 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
   solver::Context ctx;
   ctx.set_define_above(define_above);
   exec::Env spec_env = spec_inputs(ctx, spec, bound);
-  for (const auto& [name, range] : integer_input_ranges(spec)) {
-    const std::string note = range_note(name, range, spec);
-    const bool used = spec_env.values.count(name) > 0;  // symbolic, not a plain constant
-    if (used && std::find(res.warnings.begin(), res.warnings.end(), note) == res.warnings.end())
-      res.warnings.push_back(note);
-  }
+  note_ranges(res.warnings, spec, spec_env.values);  // symbolic, not plain constants
   StageCuts cuts(ctx, spec, kStagedMaxTerms);
   exec::TensorHook spec_hook, rank_hook;
   if (staged) {
@@ -309,11 +312,7 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
   // integer (an index, a comparison, a cast, a division), it stands for nothing at full size.
   // Reduction keeps the counted axes it can see whole (reduce/sizes_as_data.cpp); this catches
   // the rest, whatever path the count took.
-  const bool smaller = res.reduction.applied &&
-                       (res.reduction.reduced_elements < res.reduction.full_elements ||
-                        !res.reduction.fewer_ranks.empty() ||
-                        !res.reduction.fewer_micro_batches.empty());
-  if (const solver::Value* c = ctx.count_over_rows(); c && smaller)
+  if (const solver::Value* c = ctx.count_over_rows(); c && smaller_instance(res))
     return CountedRouting{ctx.to_string(*c)};
   // An undecided pair the routing axioms did not settle says why (the routing CaDiCaL found).
   for (Failure& f : failed)
@@ -390,6 +389,29 @@ std::optional<Retry> prove_all(CheckResult& res, const CheckOptions& options,
   for (int64_t r = 0; r < plan.world_size; ++r)
     res.stats.rank_nodes += int64_t(plan.program_of(r).nodes.size());
 
+  // Each distinct stage once (check/stage_run.h): concludes EQUIVALENT or leaves the plan to
+  // the runs below.
+  if (options.stages && options.reuse) {
+    CheckResult attempt = res;
+    StageGuards guards;
+    guards.count_guard = options.count_guard;
+    guards.rank_axes = res.reduction.fewer_rank_axes;
+    guards.totals = &totals.outputs;
+    guards.bodies = totals.bodies;
+    guards.sum_sites = totals.sum_sites;
+    guards.smaller = smaller_instance(res);
+    StageCounts counts;
+    std::string why_not;
+    if (prove_by_stages(attempt, options, spec, plan, linked, bound, run_limits(options), guards,
+                        counts, why_not)) {
+      attempt.stats.stages = counts.stages;
+      attempt.stats.stages_proven = counts.distinct;
+      attempt.stats.stages_reused = counts.reused;
+      res = std::move(attempt);
+      return std::nullopt;
+    }
+    if (options.trace) options.trace("stage obligations", "not concluded: " + why_not, 0, 0);
+  }
   if (options.stages) {  // scales with depth; an UNKNOWN is left to the whole-program runs
     CheckResult attempt = res;
     std::optional<Retry> retry;
@@ -653,8 +675,15 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
       warnings = results[k].warnings;
       return std::nullopt;
     }
-    if (results[k].verdict != Verdict::Equivalent || k + 1 == grid.size())
+    if (results[k].verdict != Verdict::Equivalent) return std::move(results[k]);
+    if (k + 1 == grid.size()) {  // every instance EQUIVALENT: the stages of all of them
+      for (size_t j = 0; j + 1 < grid.size(); ++j) {
+        results[k].stats.stages += results[j].stats.stages;
+        results[k].stats.stages_proven += results[j].stats.stages_proven;
+        results[k].stats.stages_reused += results[j].stats.stages_reused;
+      }
       return std::move(results[k]);
+    }
   }
   ONNX_TV_ASSERT(false, "no instance decided the check");
   return std::nullopt;

@@ -130,7 +130,8 @@ std::optional<std::string> counted_partial_sum(solver::Context& ctx, const front
 
 std::optional<std::string> counted_micro_batch_sum(
     solver::Context& ctx, const frontend::Plan& plan, const std::vector<exec::Env>& envs,
-    const std::vector<std::vector<std::string>>& totals, size_t bodies, const ProofForm& form) {
+    const std::vector<std::vector<std::string>>& totals, size_t bodies, const ProofForm& form,
+    const std::function<bool(int64_t rank, const std::string& output)>& judged) {
   for (int64_t r = 0; r < plan.world_size; ++r) {
     const size_t p = plan.rank_program[size_t(r)];
     if (p >= totals.size() || totals[p].empty()) continue;
@@ -138,7 +139,8 @@ std::optional<std::string> counted_micro_batch_sum(
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const ir::Node& n = g.nodes[i];
       if (n.outputs.empty() ||
-          std::find(totals[p].begin(), totals[p].end(), n.outputs[0]) == totals[p].end())
+          std::find(totals[p].begin(), totals[p].end(), n.outputs[0]) == totals[p].end() ||
+          (judged && !judged(r, n.outputs[0])))
         continue;
       std::vector<const ir::Tensor*> ins;
       for (size_t k = 0; k < bodies && k < n.inputs.size(); ++k) {

@@ -6,6 +6,7 @@
 // another n (bias / 2 on each of 8 ranks) would agree with the spec in the instance and not at
 // full size. Such a sum makes the check redo the reduction keeping every rank of the axes (and
 // for a sum over micro-batches, every micro-batch).
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,8 +47,10 @@ std::optional<std::string> counted_partial_sum(solver::Context& ctx, const front
 // The same for the sums of one value per micro-batch that a plan with fewer micro-batches
 // holds (reduce/micro_batches.h): `totals[p]` names the outputs of program p's sums, whose
 // first `bodies` inputs are the bodies' values (a shared value the chain starts from follows).
+// `judged`, when given, picks the sums to judge by rank and output (a stage's own).
 std::optional<std::string> counted_micro_batch_sum(
     solver::Context& ctx, const frontend::Plan& plan, const std::vector<exec::Env>& envs,
-    const std::vector<std::vector<std::string>>& totals, size_t bodies, const ProofForm& form);
+    const std::vector<std::vector<std::string>>& totals, size_t bodies, const ProofForm& form,
+    const std::function<bool(int64_t rank, const std::string& output)>& judged = {});
 
 }  // namespace onnx_tv::check

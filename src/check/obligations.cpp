@@ -23,14 +23,6 @@ void cover(std::vector<char>& mask, const ir::Shape& shape, const frontend::Regi
   }
 }
 
-int64_t spec_offset(const ir::Shape& spec_shape, const frontend::Region& r, int64_t offset) {
-  auto idx = ir::unravel(offset, region_shape(r));
-  const auto st = ir::strides(spec_shape);
-  int64_t off = 0;
-  for (size_t d = 0; d < idx.size(); ++d) off += (idx[d] + r.start[d]) * st[d];
-  return off;
-}
-
 }  // namespace
 
 std::vector<Obligation> build_obligations(const ir::Graph& spec, const frontend::Plan& plan,
@@ -89,6 +81,14 @@ std::vector<Obligation> build_obligations(const ir::Graph& spec, const frontend:
         unused.push_back("rank " + std::to_string(r) + " output '" + vi.name + "' (" +
                          plan.program_of(r).file + ") is bound to no spec value: unused");
   return obs;
+}
+
+int64_t spec_offset(const ir::Shape& spec_shape, const frontend::Region& r, int64_t offset) {
+  auto idx = ir::unravel(offset, region_shape(r));
+  const auto st = ir::strides(spec_shape);
+  int64_t off = 0;
+  for (size_t d = 0; d < idx.size(); ++d) off += (idx[d] + r.start[d]) * st[d];
+  return off;
 }
 
 solver::Value plan_value(solver::Context& ctx, const Obligation& ob,

@@ -56,6 +56,9 @@ std::vector<Failure> failures(solver::Context& ctx, const std::vector<Obligation
                               const exec::Env& spec_env, const std::vector<exec::Env>& envs,
                               const CompareValues& compare, int64_t& compared, bool& by_cases);
 
+// The offset in the spec value of the element at `offset` (row-major) inside a region.
+int64_t spec_offset(const ir::Shape& spec_shape, const frontend::Region& r, int64_t offset);
+
 // The value of an obligation's plan side at one region offset.
 solver::Value plan_value(solver::Context& ctx, const Obligation& ob,
                          const std::vector<exec::Env>& envs, int64_t offset);

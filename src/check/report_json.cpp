@@ -84,6 +84,8 @@ std::string to_json(const CheckResult& r, const std::string& spec_path,
                 {"bindings", s.bindings},     {"elements_compared", s.elements_compared},
                 {"max_terms", s.max_terms},   {"atoms", s.atoms},
                 {"polynomials", s.polynomials}, {"staged", s.staged},
+                {"stages", {{"total", s.stages}, {"proven", s.stages_proven},
+                            {"reused", s.stages_reused}}},
                 {"seconds", s.seconds},
                 {"processes", s.processes},   {"process_instances", s.process_instances}};
   if (s.sat_coefficients > 0 || s.sat_routings > 0)

@@ -149,6 +149,10 @@ std::string summary_line(const CheckResult& r) {
                 (long long)r.stats.max_terms, r.stats.staged ? " (stage-wise)" : "",
                 r.stats.seconds);
   std::string line = buf;
+  if (r.stats.stages_reused > 0)  // "; 40 stage obligations, 9 proven, 31 the same as one proven"
+    line += "; " + std::to_string(r.stats.stages) + " stage obligations, " +
+            std::to_string(r.stats.stages_proven) + " proven, " +
+            std::to_string(r.stats.stages_reused) + " the same as one proven";
   if (r.stats.processes > 1) {  // "; 3 processes proved 2, 1 and 1 instances"
     line += "; " + std::to_string(r.stats.processes) + " processes proved ";
     const auto& n = r.stats.process_instances;

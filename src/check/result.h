@@ -68,6 +68,11 @@ struct CheckStats {
   int64_t atoms = 0;          // distinct atoms interned
   int64_t polynomials = 0;    // distinct polynomials interned
   bool staged = false;        // decided with stage cuts (check/stage_cuts.h)
+  // Stage obligations (check/stage_run.h), summed over the instances proven: stages holding
+  // work, those proven, and those not run because an earlier one was the same obligation.
+  int64_t stages = 0;
+  int64_t stages_proven = 0;
+  int64_t stages_reused = 0;
   // Coefficients over routing indicators that only the routing axioms make vanish, proven by
   // CaDiCaL (solver/boolean_residue.h): how many, the largest SAT problem, solver calls, time.
   int64_t sat_coefficients = 0;
@@ -133,6 +138,8 @@ struct CheckOptions {
   uint64_t witness_seed = 1;
   bool reduce = true;  // prove a small instance of the same plan (docs/shape-reduction.md)
   bool stages = true;  // try a stage-wise proof first (docs/design.md, "Stage cuts")
+  // Before it, prove each distinct stage obligation once (docs/design.md, "Stage obligations").
+  bool reuse = true;
   // Elements (over every tensor of the spec and the ranks) above which a check at full size is
   // not attempted: UNKNOWN instead of exhausting memory.
   int64_t max_elements = limits::kMaxElements;

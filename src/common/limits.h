@@ -53,6 +53,10 @@
 namespace onnx_tv::limits {
 
 #define ONNX_TV_LIMIT_DECLARE(name, type, value, what) inline constexpr type name = value;
+// Stage obligations (check/stage_run.h): how many times a stage's end may unfold the spec's
+// cuts whose bodies the ranks' values hold, to let the stage end with both sides over the
+// same atoms.
+inline constexpr int kStageUnfoldRounds = 3;
 ONNX_TV_LIMITS(ONNX_TV_LIMIT_DECLARE)
 #undef ONNX_TV_LIMIT_DECLARE
 

@@ -1,0 +1,127 @@
+#include "check/stage_partition.h"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+
+#include "common/errors.h"
+#include "ir/producers.h"
+
+namespace onnx_tv::check {
+
+std::vector<int64_t> label_units(const std::vector<LabelUnit>& units, int64_t params) {
+  const size_t n = units.size();
+  // ahead: the latest parameter read upstream (itself included); behind: the latest read
+  // downstream. A forward value has a later parameter still to come downstream; a backward
+  // value has seen every parameter upstream and only earlier ones downstream.
+  std::vector<int64_t> ahead(n, -1), behind(n, -1);
+  std::vector<std::vector<size_t>> consumers(n);
+  for (size_t i = 0; i < n; ++i) {
+    ahead[i] = units[i].param;
+    for (size_t p : units[i].producers) {
+      ONNX_TV_ASSERT(p < i, "stage labels: a producer after its consumer");
+      ahead[i] = std::max(ahead[i], ahead[p]);
+      consumers[p].push_back(i);
+    }
+  }
+  for (size_t i = n; i-- > 0;) {
+    behind[i] = units[i].param;
+    for (size_t c : consumers[i]) behind[i] = std::max(behind[i], behind[c]);
+  }
+  // 0: before any parameter (shape arithmetic, constants); 1 + p: forward of p; 1 + params:
+  // where the last parameter is read both ways (the head and the loss); then the backward of
+  // p, the latest parameter first.
+  std::vector<int64_t> label(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t f = ahead[i], b = behind[i];
+    if (f < 0 || b < 0) label[i] = 0;  // takes its inputs' stage below
+    else if (f < b) label[i] = 1 + f;
+    else if (f == b) label[i] = 1 + params;
+    else label[i] = 2 + params + (params - 1 - b);
+    for (size_t p : units[i].producers) label[i] = std::max(label[i], label[p]);
+  }
+  return label;
+}
+
+namespace {
+
+// Spec parameters (graph inputs and the initializers bindings make symbolic), numbered in the
+// order the spec first reads them.
+std::unordered_map<std::string, int64_t> spec_params(const ir::Graph& spec, const BoundPlan& bound) {
+  std::unordered_map<std::string, bool> is_param;
+  for (const auto& vi : spec.inputs) is_param[vi.name] = true;
+  for (const auto& name : bound.symbolic_spec_values) is_param[name] = true;
+  std::unordered_map<std::string, int64_t> index;
+  for (const auto& node : spec.nodes)
+    for (const auto& in : node.inputs)
+      if (is_param.count(in) && !index.count(in)) index.emplace(in, int64_t(index.size()));
+  return index;
+}
+
+}  // namespace
+
+StagePartition partition_stages(const ir::Graph& spec, const frontend::Plan& plan,
+                                const exec::LinkedPlan& linked, const BoundPlan& bound) {
+  const auto index = spec_params(spec, bound);
+  const int64_t params = int64_t(index.size());
+  auto param_of = [&](const std::string& spec_name) {
+    auto it = index.find(spec_name);
+    return it == index.end() ? int64_t(-1) : it->second;
+  };
+  StagePartition out;
+  out.stages = 2 * params + 2;
+
+  std::vector<LabelUnit> units(spec.nodes.size());
+  const ir::InputProducers prod = ir::input_producers(spec);
+  for (size_t i = 0; i < spec.nodes.size(); ++i) {
+    for (size_t k = 0; k < spec.nodes[i].inputs.size(); ++k) {
+      if (prod[i][k] != ir::kNoProducer) units[i].producers.push_back(prod[i][k]);
+      else units[i].param = std::max(units[i].param, param_of(spec.nodes[i].inputs[k]));
+    }
+  }
+  out.spec_stage = label_units(units, params);
+
+  // A rank's parameters: its inputs bound to spec parameters.
+  std::vector<std::unordered_map<std::string, int64_t>> rank_param(size_t(plan.world_size));
+  for (const auto& rb : bound.bindings)
+    if (rb.is_input) {
+      const int64_t p = param_of(rb.binding->spec);
+      if (p >= 0) {
+        int64_t& slot = rank_param[size_t(rb.binding->rank)].try_emplace(rb.binding->value, p).first->second;
+        slot = std::max(slot, p);
+      }
+    }
+  std::vector<std::unordered_map<std::string, size_t>> producer(size_t(plan.world_size));
+  std::vector<LabelUnit> steps(linked.steps.size());
+  auto read = [&](size_t s, int64_t rank, const std::string& name) {
+    if (name.empty()) return;
+    const auto& pm = producer[size_t(rank)];
+    if (auto it = pm.find(name); it != pm.end()) {
+      steps[s].producers.push_back(it->second);
+    } else if (auto p = rank_param[size_t(rank)].find(name); p != rank_param[size_t(rank)].end()) {
+      steps[s].param = std::max(steps[s].param, p->second);
+    }
+  };
+  for (size_t s = 0; s < linked.steps.size(); ++s) {
+    const exec::Step& step = linked.steps[s];
+    for (const auto& m : step.members) {
+      if (step.kind == exec::Step::Kind::Node) {
+        for (const auto& in : plan.program_of(m.rank).nodes[m.node_index].inputs) read(s, m.rank, in);
+      } else {
+        read(s, m.rank, m.comm.data_input);
+      }
+    }
+    for (const auto& m : step.members) {
+      if (step.kind == exec::Step::Kind::Node) {
+        for (const auto& o : plan.program_of(m.rank).nodes[m.node_index].outputs)
+          if (!o.empty()) producer[size_t(m.rank)][o] = s;
+      } else if (!m.comm.output.empty()) {
+        producer[size_t(m.rank)][m.comm.output] = s;
+      }
+    }
+  }
+  out.step_stage = label_units(steps, params);
+  return out;
+}
+
+}  // namespace onnx_tv::check
