@@ -14,7 +14,8 @@ per pipeline stage, graph only), runs `onnx-tv check` on it, and prints the verd
 peak memory (from /usr/bin/time), the ranks of the plan and the ranks proven (fewer ranks along
 interchangeable mesh axes and fewer micro-batches, docs/shape-reduction.md), the nodes run, the
 instances proven, the rank-micro-batch units (one rank running one micro-batch) of the plan and
-those proven, and TrainVerify's time for
+those proven, the stage obligations (proven, and the same as one proven: docs/design.md "Stage
+obligations"), and TrainVerify's time for
 the same configuration (SOSP 2025, table of end-to-end verification times, 32-core machine).
 With `--processes`, each size is also checked under `mpirun -n P` (docs/distributed.md), and
 a table gives time, peak memory of the largest process and the instances each process proved.
@@ -114,6 +115,7 @@ def check_one(binary, size, out, timeout, jobs, extra_check=(), processes=None):
             "micro": j.get("reduction", {}).get("fewer_micro_batches", ""),
             "message": j.get("message", ""),
             "process_instances": stats.get("process_instances", []),
+            "stages": stats.get("stages", {}),
             "units": units(plan, j.get("reduction", {}).get("fewer_ranks", []),
                            j.get("reduction", {}).get("fewer_micro_batches", ""))}
 
@@ -160,6 +162,10 @@ def main():
         instances = 2 ** (len(r["fewer"]) + (1 if r["micro"] else 0))
         print("      instances proven (every combination of 2 and 3): %d; rank-micro-batch "
               "units: %d in the plan, %d proven" % ((instances,) + r["units"]))
+        st = r["stages"]
+        if st.get("total"):
+            print("      stage obligations: %d, %d proven, %d the same as one proven" % (
+                st["total"], st["proven"], st["reused"]))
         if r["message"]:
             print("      " + r["message"].splitlines()[0])
         if a.processes:
