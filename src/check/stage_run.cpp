@@ -8,6 +8,7 @@
 
 #include "check/counted_replicas.h"
 #include "check/counted_sums.h"
+#include "check/integer_inputs.h"
 #include "check/obligations.h"
 #include "check/stage_cuts.h"
 #include "check/stage_key.h"
@@ -41,6 +42,7 @@ class StageRun {
 
   bool run(StageCounts& counts, std::string& why_not) {
     spec_env_ = spec_inputs(ctx_, spec_, bound_);
+    note_ranges(res_.warnings, spec_, spec_env_.values);  // as the runs it stands for say
     envs_ = rank_inputs(ctx_, plan_, bound_, spec_env_);
     const StagePartition part = partition_stages(spec_, plan_, linked_, bound_);
     std::vector<StageUnits> stages(size_t(part.stages));
@@ -55,6 +57,7 @@ class StageRun {
       if (!rb.is_input) unresolved_[rb.binding->spec].push_back(rb.binding);
     for (const auto& o : spec_.outputs) spec_outputs_.insert(o.name);
     counts.stages = int64_t(stages.size());
+    shapes_.assign(size_t(plan_.world_size) + 1, {});
     try {
       for (size_t k = 0; k < stages.size(); ++k) {
         if (options_.on_progress) options_.on_progress(Progress{"stages", int64_t(k), int64_t(stages.size())});
@@ -197,6 +200,7 @@ class StageRun {
       exec::Env& env = env_of(s.program);
       auto it = env.values.find(s.name);
       if (it == env.values.end()) continue;
+      shapes_[s.program + 1][s.name] = it->second.shape;  // for the declared shapes, at the end
       if (!s.leaves) env.values.erase(it);  // read inside the stage only: done with
       else open_.push_back({s.program, s.name});
     }
@@ -514,9 +518,19 @@ class StageRun {
   // The obligations at the end: every pair the same form, and the guards on sums over ranks
   // of outputs bound as partial sets.
   bool conclude(std::string& why_not) {
-    exec::check_declared_shapes(spec_, spec_env_);
-    for (int64_t r = 0; r < plan_.world_size; ++r)
-      exec::check_declared_shapes(plan_.program_of(r), envs_[size_t(r)]);
+    // Declared shapes hold for every value a stage computed (one reused has the declarations
+    // and the shapes of the stage it copies: both are in its text).
+    auto declared = [&](int64_t program, const ir::Graph& g) {
+      ir::check_declared_shapes(g, [&](const std::string& name) -> std::optional<ir::Shape> {
+        const auto& known = shapes_[program + 1];
+        if (auto it = known.find(name); it != known.end()) return it->second;
+        const exec::Env& env = env_of(program);
+        if (auto it = env.values.find(name); it != env.values.end()) return it->second.shape;
+        return std::nullopt;
+      });
+    };
+    declared(-1, spec_);
+    for (int64_t r = 0; r < plan_.world_size; ++r) declared(r, plan_.program_of(r));
     auto obs = build_obligations(spec_, plan_, bound_, spec_env_, envs_, res_.warnings);
     // Every obligation was proven by the stage that completed it.
     if (!unresolved_.empty() || !waiting_.empty()) {
@@ -561,6 +575,7 @@ class StageRun {
   solver::Context::AtomImages general_;  // atom -> the symbols standing for it
   std::vector<solver::AtomId> made_;
   std::vector<Name> open_;
+  std::vector<std::map<std::string, ir::Shape>> shapes_;  // computed shapes by program + 1
   std::vector<std::vector<Name>> drop_after_;  // by stage
   std::map<Name, size_t> last_read_;            // the last stage reading a value
   size_t current_ = 0;                          // the stage being proven

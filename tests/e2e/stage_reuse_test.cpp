@@ -34,17 +34,16 @@ Stages check(const std::filesystem::path& dir, const std::string& options = "") 
   return s;
 }
 
-std::filesystem::path generate(int layers, const std::string& bug = "") {
-  const auto dir = fresh_dir("stage_reuse_" + std::to_string(layers) + bug);
-  EXPECT_TRUE(generate_zoo("--real-plan 8b_dp2_tp2_pp2_mb2 --layers " + std::to_string(layers) +
-                               (bug.empty() ? "" : " --bug " + bug),
-                           dir));
+// Tests run in parallel: each names its own folder.
+std::filesystem::path generate(int layers, const std::string& test) {
+  const auto dir = fresh_dir("stage_reuse_" + test + "_" + std::to_string(layers));
+  EXPECT_TRUE(generate_zoo("--real-plan 8b_dp2_tp2_pp2_mb2 --layers " + std::to_string(layers), dir));
   return dir;
 }
 
 TEST(StageReuse, DeeperModelReusesWhatItAdds) {
-  const Stages four = check(generate(4));
-  const Stages eight = check(generate(8));
+  const Stages four = check(generate(4, "deeper"));
+  const Stages eight = check(generate(8, "deeper"));
   ASSERT_EQ(four.exit_code, 0);
   ASSERT_EQ(eight.exit_code, 0);
   EXPECT_GT(four.reused, 0);
@@ -54,7 +53,7 @@ TEST(StageReuse, DeeperModelReusesWhatItAdds) {
 }
 
 TEST(StageReuse, OffRunsEveryStageWithTheSameVerdict) {
-  const auto dir = generate(4);
+  const auto dir = generate(4, "off");
   const Stages off = check(dir, " --no-reuse");
   EXPECT_EQ(off.exit_code, 0);
   EXPECT_EQ(off.reused, 0);

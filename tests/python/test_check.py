@@ -166,6 +166,12 @@ class Progress(unittest.TestCase):
         onnx_tv.check(SPEC, SHARDS, progress=lambda *step: steps.append(step))
         phases = [phase for phase, _, _ in steps]
         self.assertEqual(steps[0], ("load", 0, 1))
+        # proven by stage obligations: their stages are the phase after reduction
+        for phase in ("reduce", "stages"):
+            self.assertIn(phase, phases)
+        whole = []
+        onnx_tv.check(SPEC, SHARDS, stages=False, progress=lambda *step: whole.append(step))
+        phases = [phase for phase, _, _ in whole]
         for phase in ("reduce", "compare"):
             self.assertIn(phase, phases)
         self.assertTrue(any(p.startswith("spec") for p in phases), phases)
