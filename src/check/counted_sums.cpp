@@ -142,9 +142,11 @@ bool products_count(solver::Context& ctx, const ir::Tensor& a, size_t ax, const 
 
 std::optional<CountedSum> confirm_sums(solver::Context& ctx, const std::vector<reduce::SumSite>& sites,
                   const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
-                  const std::vector<exec::Env>& envs, const ProofForm& form) {
+                  const std::vector<exec::Env>& envs, const ProofForm& form,
+                  SumProducers* known) {
   // The node producing each output, per program (rewriting moves nodes, not their outputs).
-  std::map<const ir::Graph*, std::unordered_map<std::string, size_t>> producers;
+  SumProducers own;
+  SumProducers& producers = known ? *known : own;
   for (const reduce::SumSite& s : sites) {
     const ir::Graph& g = s.rank < 0 ? spec : plan.program_of(s.rank);
     const exec::Env& env = s.rank < 0 ? spec_env : envs[size_t(s.rank)];

@@ -5,7 +5,9 @@
 // every such sum is confirmed on the instance's values: where the addends along the axis hold a
 // term in common (same monomial, same coefficient), the instance counts its own size, not the
 // full one, and its verdict, either way, does not stand for the full size.
+#include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "exec/executor.h"
@@ -30,8 +32,12 @@ struct CountedSum {
 // products of its factors along the axis; products of more terms than a budget allows are
 // taken to count (the axis is then kept whole, which is always sound). Addends are judged in
 // `form`, the representation the run's comparisons proved equal in.
+// The node producing each output, per program: confirm_sums finds it, and keeps it in
+// `producers` when given, for a caller that confirms sites a few at a time.
+using SumProducers = std::map<const ir::Graph*, std::unordered_map<std::string, size_t>>;
 std::optional<CountedSum> confirm_sums(solver::Context& ctx, const std::vector<reduce::SumSite>& sites,
                   const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
-                  const std::vector<exec::Env>& envs, const ProofForm& form);
+                  const std::vector<exec::Env>& envs, const ProofForm& form,
+                  SumProducers* producers = nullptr);
 
 }  // namespace onnx_tv::check

@@ -50,6 +50,9 @@ struct StageKeyInputs {
   // Mesh axes proven with fewer ranks: the guards ask whether a group spans them, so each
   // rank's coordinates along them are part of the text.
   const std::vector<std::string>& guarded_axes;
+  // The output bindings naming each value, by (rank, value) and by (-1, spec output): the
+  // obligations a stage completes are part of what it proves.
+  const std::map<std::pair<int64_t, std::string>, std::vector<const frontend::Binding*>>& bound;
 };
 
 struct StageKey {

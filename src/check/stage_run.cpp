@@ -51,10 +51,15 @@ class StageRun {
     for (size_t s = 0; s < linked_.steps.size(); ++s)
       stages[size_t(part.step_stage[s])].steps.push_back(s);
     std::erase_if(stages, [](const StageUnits& u) { return u.spec_nodes.empty() && u.steps.empty(); });
+    for (StageUnits& st : stages) order_steps(st.steps);
     find_slots(stages);
     mark_guarded();
     for (const auto& rb : bound_.bindings)
-      if (!rb.is_input) unresolved_[rb.binding->spec].push_back(rb.binding);
+      if (!rb.is_input) {
+        unresolved_[rb.binding->spec].push_back(rb.binding);
+        bound_outputs_[{rb.binding->rank, rb.binding->value}].push_back(rb.binding);
+        bound_outputs_[{-1, rb.binding->spec}].push_back(rb.binding);
+      }
     for (const auto& o : spec_.outputs) spec_outputs_.insert(o.name);
     counts.stages = int64_t(stages.size());
     shapes_.assign(size_t(plan_.world_size) + 1, {});
@@ -135,6 +140,55 @@ class StageRun {
     }
   }
 
+  // The steps of a stage in a dataflow order of their own: among the steps ready to run, the
+  // one of the lowest rank, then the lowest node. The linker interleaves ranks as its pairing
+  // of collectives goes, differently from layer to layer; this order is the same for layers
+  // that are the same on ranks numbered alike, so their texts are too.
+  void order_steps(std::vector<size_t>& steps) const {
+    std::map<Name, size_t> made;  // (rank, tensor) -> position in `steps`
+    std::vector<std::vector<size_t>> after(steps.size());
+    std::vector<size_t> waiting(steps.size(), 0);
+    for (size_t k = 0; k < steps.size(); ++k) {
+      const exec::Step& step = linked_.steps[steps[k]];
+      std::set<size_t> deps;
+      for (const auto& m : step.members) {
+        std::vector<std::string> ins;
+        if (step.kind == exec::Step::Kind::Node) ins = plan_.program_of(m.rank).nodes[m.node_index].inputs;
+        else ins = {m.comm.data_input};
+        for (const auto& in : ins)
+          if (auto it = made.find({m.rank, in}); it != made.end()) deps.insert(it->second);
+      }
+      for (size_t d : deps) after[d].push_back(k);
+      waiting[k] = deps.size();
+      for (const auto& m : step.members)
+        for (const auto& o : outputs_of(steps[k], m))
+          if (!o.empty()) made[{m.rank, o}] = k;
+    }
+    auto key = [&](size_t k) {
+      const exec::Step& step = linked_.steps[steps[k]];
+      int64_t rank = step.members[0].rank;
+      size_t node = step.members[0].node_index;
+      for (const auto& m : step.members) {
+        rank = std::min(rank, m.rank);
+        node = std::min(node, m.node_index);
+      }
+      return std::make_tuple(rank, node, k);
+    };
+    std::set<std::tuple<int64_t, size_t, size_t>> ready;
+    for (size_t k = 0; k < steps.size(); ++k)
+      if (!waiting[k]) ready.insert(key(k));
+    std::vector<size_t> out;
+    while (!ready.empty()) {
+      const size_t k = std::get<2>(*ready.begin());
+      ready.erase(ready.begin());
+      out.push_back(steps[k]);
+      for (size_t c : after[k])
+        if (--waiting[c] == 0) ready.insert(key(c));
+    }
+    ONNX_TV_ASSERT(out.size() == steps.size(), "a stage's steps hold a cycle");
+    steps = std::move(out);
+  }
+
   void drop(size_t k) {
     if (drop_after_[k].empty()) return;
     const std::set<Name> done(drop_after_[k].begin(), drop_after_[k].end());
@@ -169,7 +223,7 @@ class StageRun {
   exec::Env& env_of(int64_t program) { return program < 0 ? spec_env_ : envs_[size_t(program)]; }
 
   void prove_stage(const StageUnits& st, StageCounts& counts) {
-    const StageKeyInputs in{spec_, plan_, linked_, spec_env_, envs_, marks_, guards_.rank_axes};
+    const StageKeyInputs in{spec_, plan_, linked_, spec_env_, envs_, marks_, guards_.rank_axes, bound_outputs_};
     StageKey key = stage_key(ctx_, in, st);
     if (key.reusable) {
       if (auto it = known_.find(key.text); it != known_.end()) {
@@ -192,8 +246,11 @@ class StageRun {
     };
     for (size_t i : st.spec_nodes) exec::run_node_at(ctx_, spec_, spec_env_, i, limits_, spec_hook);
     for (size_t s : st.steps) exec::run_step(ctx_, plan_, linked_.steps[s], envs_, limits_, rank_hook);
+    settled_.clear();
+    for (const StageSlot& s : st.slots)  // before the obligations: a proven one settles its own
+      if (s.leaves && env_of(s.program).values.count(s.name)) open_.push_back({s.program, s.name});
     form_ = ProofForm();
-    const bool partial = decide_obligations(false);
+    decide_obligations(false);
     guard(st);
     const size_t before = made_.size();
     for (const StageSlot& s : st.slots) {
@@ -202,11 +259,8 @@ class StageRun {
       if (it == env.values.end()) continue;
       shapes_[s.program + 1][s.name] = it->second.shape;  // for the declared shapes, at the end
       if (!s.leaves) env.values.erase(it);  // read inside the stage only: done with
-      else open_.push_back({s.program, s.name});
     }
-    // A partial set's last addend takes the spec's form minus the others (prove_obligation):
-    // its guard judged the forms as built, which a stage reusing these could not repeat.
-    if (!close_stage() || partial) return;
+    if (!close_stage()) return;
     if (!key.reusable) return;
     Record rec;
     rec.inputs = std::move(key.atoms);
@@ -227,8 +281,8 @@ class StageRun {
   // symbols of its own for those the recorded stage made.
   void reuse(const StageUnits& st, const StageKey& key, const Record& rec) {
     solver::Context::AtomImages to;
-    for (size_t i = 0; i < rec.inputs.size(); ++i) to[rec.inputs[i]] = {{key.atoms[i], 1}};
-    for (solver::AtomId a : rec.made) to[a] = {{atom_of(ctx_.fresh_symbol("stage")), 1}};
+    for (size_t i = 0; i < rec.inputs.size(); ++i) to[rec.inputs[i]] = {{{key.atoms[i], 1}}};
+    for (solver::AtomId a : rec.made) to[a] = {{{atom_of(ctx_.fresh_symbol("stage")), 1}}};
     for (const auto& [slot, t] : rec.outputs) {
       ir::Tensor out = t;
       for (auto& v : out.data) v = ctx_.rename_atoms(v, to);
@@ -337,21 +391,52 @@ class StageRun {
     }
     for (solver::AtomId a : rank_atoms)
       if (!spec_atoms.count(a)) return false;
-    // A cut the spec passes on, c * m * def(p), becomes c * s: def(p) is s / m, so the value
-    // holds one symbol whatever factors m gathered layer after layer, and the next stage's
-    // inputs read alike at every depth. Other atoms become symbols of their own.
+    // A cut the spec passes on, c * m * def(p), becomes s: def(p) is s / (c m), so the value
+    // is one symbol whatever constant and factors it gathered layer after layer, and the next
+    // stage's inputs read alike at every depth. The constant goes into the image only where
+    // the definition's powers are integers (powers of a rational stay rational). Other atoms
+    // become symbols of their own.
+    std::set<solver::AtomId> fractional;
+    for (const Name& n : open_) {
+      const exec::Env& env = env_of(n.first);
+      auto it = env.values.find(n.second);
+      if (it == env.values.end()) continue;
+      for (const auto& v : it->second.data)
+        if (v.is_finite())
+          for (size_t i = 0; i < ctx_.poly_term_count(v.poly); ++i)
+            for (const auto& [a, e] : ctx_.term(v.poly, i).factors)
+              if (e.to_rational().get_den() != 1) fractional.insert(a);
+    }
     for (const Name& n : open_) {
       if (n.first >= 0) continue;
       for (const auto& v : spec_env_.values.at(n.second).data)
-        if (v.is_finite() && ctx_.poly_term_count(v.poly) == 1) name_cut(ctx_.term(v.poly, 0));
+        if (v.is_finite() && ctx_.poly_term_count(v.poly) == 1)
+          name_cut(ctx_.term(v.poly, 0), fractional);
     }
     for (solver::AtomId a : spec_atoms)
-      if (!general_.count(a)) general_[a] = {{symbol_made(), 1}};
+      if (!general_.count(a)) general_[a] = {{{symbol_made(), 1}}};
     for (const Name& n : open_) {
       exec::Env& env = env_of(n.first);
       if (auto it = env.values.find(n.second); it != env.values.end()) rename(it->second);
     }
     open_.clear();
+    // Values settled here (their obligations proven, no later stage reads them) take symbols
+    // for their atoms too, the same ones where they share them: a stage reusing this one gets
+    // them renamed, values of its own.
+    for (const Name& n : settled_) {
+      exec::Env& env = env_of(n.first);
+      auto it = env.values.find(n.second);
+      if (it == env.values.end()) continue;
+      for (const auto& v : it->second.data)
+        if (v.is_finite())
+          for (size_t i = 0; i < ctx_.poly_term_count(v.poly); ++i)
+            for (const auto& f : ctx_.term(v.poly, i).factors) {
+              const solver::Fn fn = ctx_.atom(f.first).fn;
+              if (fn != solver::Fn::Symbol && fn != solver::Fn::Ind && !general_.count(f.first))
+                general_[f.first] = {{{symbol_made(), 1}}};
+            }
+      rename(it->second);
+    }
     return true;
   }
 
@@ -361,13 +446,13 @@ class StageRun {
     return s;
   }
 
-  // c * m * def(p) with one definition: def(p) -> s * m^-1, the atoms of m made symbols. A
+  // c * m * def(p) with one definition: def(p) -> s * (c m)^-1, the atoms of m made symbols. A
   // substitution that divides by m holds where m is not 0; forms are rational functions, so
   // equal forms are equal values except where some denominator vanishes, a set of no volume
   // when m's factors are symbols, exponentials, or negative powers (not 0 where defined). A
   // factor that is 0 on a set of volume (relu(x), an indicator) could hide a difference
   // there, so such a cut keeps its atoms, each a symbol of its own.
-  void name_cut(const solver::TermView& term) {
+  void name_cut(const solver::TermView& term, const std::set<solver::AtomId>& fractional) {
     size_t defs = 0;
     solver::AtomId d = 0;
     for (const auto& [a, e] : term.factors) {
@@ -388,10 +473,12 @@ class StageRun {
         image.emplace_back(a, -e);
         continue;
       }
-      if (!general_.count(a)) general_[a] = {{symbol_made(), 1}};
-      for (const auto& [b, f] : general_.at(a)) image.emplace_back(b, -(e * f));
+      if (!general_.count(a)) general_[a] = {{{symbol_made(), 1}}};
+      for (const auto& [b, f] : general_.at(a).factors) image.emplace_back(b, -(e * f));
     }
-    general_[d] = std::move(image);
+    solver::SmallRational c = 1;
+    if (!fractional.count(d)) c = term.coefficient->reciprocal();
+    general_[d] = {std::move(image), c};
   }
 
   // The guards of the instance's shortcuts, on the forms this stage built (the form its
@@ -419,7 +506,7 @@ class StageRun {
         if (auto it = sites_.find({s.program, s.name}); it != sites_.end())
           for (size_t k : it->second) sites.push_back((*guards_.sum_sites)[k]);
       if (!sites.empty())
-        if (auto counted = confirm_sums(ctx_, sites, spec_, spec_env_, plan_, envs_, built))
+        if (auto counted = confirm_sums(ctx_, sites, spec_, spec_env_, plan_, envs_, built, &sum_producers_))
           throw NotApplicable("a sum along a shrunk axis counts it: " + counted->where);
     }
   }
@@ -431,11 +518,10 @@ class StageRun {
   // takes the spec's form, minus the other addends): the same value, proven so, and the
   // obligation at the end compares equal forms. A stage with this text elsewhere gives its
   // outputs those forms renamed, which are equal values there too.
-  // Returns whether a partial set was among them. A stage reused completes the obligations
-  // its outputs complete, compared as renamed forms; a partial set there is left to the
-  // whole-program run, as its guard would judge forms already rewritten.
-  bool decide_obligations(bool reused) {
-    bool partial = false;
+  // A stage reused completes the obligations of the stage it copies (its text holds their
+  // bindings), compared as its renamed forms, which that stage gave one form on both sides;
+  // their guards judged that stage's forms as built, the same up to renaming.
+  void decide_obligations(bool reused) {
     for (auto it = unresolved_.begin(); it != unresolved_.end();) {
       auto whole = spec_env_.values.find(it->first);
       if (whole == spec_env_.values.end()) {
@@ -468,18 +554,13 @@ class StageRun {
         later.push_back(std::move(ob));
         continue;
       }
-      if (ob.members.size() > 1) {
-        if (reused) throw NotApplicable("a reused stage completes the partial set of '" + ob.spec + "'");
-        partial = true;
-      }
-      prove_obligation(ob);
+      prove_obligation(ob, reused);
       settle(ob);
     }
     waiting_ = std::move(later);
-    return partial;
   }
 
-  void prove_obligation(const Obligation& ob) {
+  void prove_obligation(const Obligation& ob, bool reused) {
     const ir::Tensor& whole = spec_env_.values.at(ob.spec);
     const int64_t n = ir::element_count(region_shape(ob.region));
     for (int64_t i = 0; i < n; ++i) {
@@ -488,7 +569,7 @@ class StageRun {
       if (want != got && !ctx_.equal_unfolding(want, got, limits::kStagedBudget, 256, &form_.unfolded))
         throw NotApplicable("'" + ob.spec + "' does not meet in stage form");
     }
-    if (guards_.count_guard && ob.members.size() > 1)
+    if (guards_.count_guard && ob.members.size() > 1 && !reused)
       if (auto where = counted_partial_sum(ctx_, plan_, {ob}, envs_, guards_.rank_axes, form_))
         throw NotApplicable("a partial set counts its ranks: " + *where);
     const frontend::Binding* last = ob.members.back();
@@ -513,6 +594,7 @@ class StageRun {
     for (const frontend::Binding* b : ob.members)
       if (unread({b->rank, b->value})) done.insert({b->rank, b->value});
     std::erase_if(open_, [&](const Name& n) { return done.count(n) > 0; });
+    settled_.insert(settled_.end(), done.begin(), done.end());
   }
 
   // The obligations at the end: every pair the same form, and the guards on sums over ranks
@@ -572,9 +654,12 @@ class StageRun {
   std::vector<exec::Env> envs_;
   std::map<Name, std::string> marks_;
   std::map<Name, std::vector<size_t>> sites_;  // sum sites by their output
+  std::map<Name, std::vector<const frontend::Binding*>> bound_outputs_;  // stage_key.h
+  SumProducers sum_producers_;
   solver::Context::AtomImages general_;  // atom -> the symbols standing for it
   std::vector<solver::AtomId> made_;
   std::vector<Name> open_;
+  std::vector<Name> settled_;  // values the current stage's proven obligations settled
   std::vector<std::map<std::string, ir::Shape>> shapes_;  // computed shapes by program + 1
   std::vector<std::vector<Name>> drop_after_;  // by stage
   std::map<Name, size_t> last_read_;            // the last stage reading a value

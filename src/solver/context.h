@@ -256,7 +256,13 @@ class Context {
   // (`label#k`, the first k free), a variable of its own. rename_atoms: v with each atom of its
   // monomials that `to` maps replaced by the monomial it maps to; arguments of functions are
   // left as they are. Both are the caller's to justify: it is a substitution of variables.
-  using AtomImages = std::unordered_map<AtomId, std::vector<std::pair<AtomId, SmallRational>>>;
+  // An atom's image: coefficient times a monomial; a coefficient other than 1 only for atoms
+  // whose exponents are integers wherever they occur (its powers stay rational).
+  struct AtomImage {
+    std::vector<std::pair<AtomId, SmallRational>> factors;
+    SmallRational coefficient = 1;
+  };
+  using AtomImages = std::unordered_map<AtomId, AtomImage>;
   Value fresh_symbol(const std::string& label);
   Value rename_atoms(Value v, const AtomImages& to);
 

@@ -34,13 +34,20 @@ Value Context::rename_atoms(Value v, const AtomImages& to) {
   std::vector<Factor> fs;
   for (const Term& t : impl_->polys[v.poly].terms) {
     fs.clear();
+    SmallRational c = t.second;
     for (const Factor& f : impl_->monos[t.first].factors) {
       auto it = to.find(f.first);
       if (it == to.end()) {
         fs.push_back(f);
         continue;
       }
-      for (const auto& [a, e] : it->second) fs.emplace_back(a, e * f.second);
+      for (const auto& [a, e] : it->second.factors) fs.emplace_back(a, e * f.second);
+      if (it->second.coefficient == 1) continue;
+      const Rational e = f.second.to_rational();
+      ONNX_TV_ASSERT(e.get_den() == 1, "rename_atoms: a coefficient raised to a fractional power");
+      const long n = e.get_num().get_si();
+      const SmallRational k = n < 0 ? it->second.coefficient.reciprocal() : it->second.coefficient;
+      for (long i = 0; i < (n < 0 ? -n : n); ++i) c = c * k;
     }
     std::sort(fs.begin(), fs.end(),
               [](const Factor& a, const Factor& b) { return a.first < b.first; });
@@ -51,7 +58,7 @@ Value Context::rename_atoms(Value v, const AtomImages& to) {
       else merged.push_back(f);
     }
     std::erase_if(merged, [](const Factor& f) { return f.second.sign() == 0; });
-    terms.emplace_back(impl_->intern_mono(std::move(merged)), t.second);
+    terms.emplace_back(impl_->intern_mono(std::move(merged)), c);
   }
   // Sorted by monomial and merged, as make() takes them: renaming can reorder and join them.
   std::sort(terms.begin(), terms.end(), [](const Term& a, const Term& b) { return a.first < b.first; });

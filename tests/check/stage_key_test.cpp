@@ -44,6 +44,7 @@ struct TwoLayers {
   std::vector<exec::Env> envs;
   std::map<std::pair<int64_t, std::string>, std::string> marks;
   std::vector<std::string> axes;
+  std::map<std::pair<int64_t, std::string>, std::vector<const frontend::Binding*>> bound;
 
   TwoLayers(std::vector<long long> c, std::vector<long long> d, int u_size = 2) {
     spec.nodes = {mul("x", "c", "y"), mul("u", "d", "v")};
@@ -57,7 +58,7 @@ struct TwoLayers {
     StageUnits units;
     units.spec_nodes = {node};
     units.slots = {{-1, out, true}};
-    return stage_key(ctx, StageKeyInputs{spec, plan, linked, spec_env, envs, marks, axes}, units);
+    return stage_key(ctx, StageKeyInputs{spec, plan, linked, spec_env, envs, marks, axes, bound}, units);
   }
 };
 
@@ -96,6 +97,7 @@ struct Collectives {
   std::vector<exec::Env> envs{4};
   std::map<std::pair<int64_t, std::string>, std::string> marks;
   std::vector<std::string> axes{"tp"};
+  std::map<std::pair<int64_t, std::string>, std::vector<const frontend::Binding*>> bound;
 
   Collectives() {
     plan.world_size = 4;
@@ -120,7 +122,7 @@ struct Collectives {
     StageUnits units;
     units.steps = {0};
     for (int64_t r : group) units.slots.push_back({r, "y", true});
-    return stage_key(ctx, StageKeyInputs{spec, plan, linked, spec_env, envs, marks, axes}, units);
+    return stage_key(ctx, StageKeyInputs{spec, plan, linked, spec_env, envs, marks, axes, bound}, units);
   }
 };
 
