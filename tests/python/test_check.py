@@ -51,6 +51,15 @@ class Equivalent(unittest.TestCase):
         self.assertFalse(result.report["stats"]["staged"])
         self.assertEqual(without_time(result.text), without_time(cli.stdout))
 
+    def test_reuse_reaches_the_check(self):
+        on = onnx_tv.check(SPEC, SHARDS)
+        off = onnx_tv.check(SPEC, SHARDS, reuse=False)
+        cli = CliRun(SPEC, SHARDS, "--no-reuse")
+        self.assertEqual(off.verdict, on.verdict)
+        self.assertGreater(on.report["stats"]["stages"]["total"], 0)
+        self.assertEqual(off.report["stats"]["stages"]["total"], 0)
+        self.assertEqual(without_time(off.text), without_time(cli.stdout))
+
     def test_max_elements_ends_unknown_as_in_the_cli(self):
         result = onnx_tv.check(SPEC, SHARDS, reduce=False, max_elements=10)
         cli = CliRun(SPEC, SHARDS, "--no-reduce", "--max-elements", "10")
