@@ -13,6 +13,7 @@
 #include "check/stage_cuts.h"
 #include "check/stage_key.h"
 #include "check/stage_partition.h"
+#include "check/witness.h"
 #include "common/errors.h"
 #include "common/limits.h"
 #include "common/memory_limit.h"
@@ -38,7 +39,8 @@ class StageRun {
            const frontend::Plan& plan, const exec::LinkedPlan& linked, const BoundPlan& bound,
            const exec::RunLimits& limits, const StageGuards& guards)
       : res_(res), options_(options), spec_(spec), plan_(plan), linked_(linked), bound_(bound),
-        limits_(limits), guards_(guards), cuts_(ctx_, spec, limits::kStagedMaxTerms) {}
+        limits_(limits), guards_(guards), cuts_(ctx_, spec, limits::kStagedMaxTerms),
+        search_(ctx_, options.witness_seed) {}
 
   bool run(StageCounts& counts, std::string& why_not) {
     spec_env_ = spec_inputs(ctx_, spec_, bound_);
@@ -370,8 +372,15 @@ class StageRun {
   // count's indicator) keeps its meaning only as what it is, so a stage it leaves stays open.
   bool close_stage() {
     std::set<solver::AtomId> spec_atoms, rank_atoms;
+    // Unfolded values replace the spec's only where the stage then closes: a stage left open
+    // keeps its forms as built, so open stages in a row (a wrong plan) never unfold further.
+    std::map<std::string, ir::Tensor> saved;
+    auto restore = [&] {
+      for (auto& [name, t] : saved) spec_env_.values[name] = std::move(t);
+      return false;
+    };
     for (int round = 0;; ++round) {
-      if (!open_atoms(spec_atoms, rank_atoms)) return false;
+      if (!open_atoms(spec_atoms, rank_atoms)) return restore();
       // A rank value that sums what the spec cut (a weight's gradient over the rank's tokens,
       // before the data-parallel all-reduce) holds the atoms of the cut's body: the spec's
       // value is then passed on unfolded, its terms over the same atoms (an exact rewrite).
@@ -382,15 +391,17 @@ class StageRun {
       if (unfold.empty() || round == limits::kStageUnfoldRounds) break;
       for (const Name& n : open_) {
         if (n.first >= 0 || !spec_outputs_.count(n.second)) continue;
-        for (auto& v : spec_env_.values.at(n.second).data) {
+        ir::Tensor& t = spec_env_.values.at(n.second);
+        saved.try_emplace(n.second, t);
+        for (auto& v : t.data) {
           std::optional<solver::Value> x = ctx_.unfold(v, unfold, limits::kStagedBudget);
-          if (!x) return false;
+          if (!x) return restore();
           v = *x;
         }
       }
     }
     for (solver::AtomId a : rank_atoms)
-      if (!spec_atoms.count(a)) return false;
+      if (!spec_atoms.count(a)) return restore();
     // A cut the spec passes on, c * m * def(p), becomes s: def(p) is s / (c m), so the value
     // is one symbol whatever constant and factors it gathered layer after layer, and the next
     // stage's inputs read alike at every depth. The constant goes into the image only where
@@ -566,7 +577,12 @@ class StageRun {
     for (int64_t i = 0; i < n; ++i) {
       const solver::Value want = whole.data[size_t(spec_offset(whole.shape, ob.region, i))];
       const solver::Value got = plan_value(ctx_, ob, envs_, i);
-      if (want != got && !ctx_.equal_unfolding(want, got, limits::kStagedBudget, 256, &form_.unfolded))
+      if (want == got) continue;
+      // A point that tells the forms apart is no refutation here (symbols may stand for values
+      // their atoms never take), but meeting forms that differ would unfold to the budget: the
+      // runs this one leaves the plan to refute it.
+      if (search_.refutes(want, got, limits::kWitnessFirstTries) ||
+          !ctx_.equal_unfolding(want, got, limits::kStagedBudget, 256, &form_.unfolded))
         throw NotApplicable("'" + ob.spec + "' does not meet in stage form");
     }
     if (guards_.count_guard && ob.members.size() > 1 && !reused)
@@ -650,6 +666,7 @@ class StageRun {
   const StageGuards& guards_;
   solver::Context ctx_;
   StageCuts cuts_;
+  WitnessSearch search_;
   exec::Env spec_env_;
   std::vector<exec::Env> envs_;
   std::map<Name, std::string> marks_;
