@@ -207,13 +207,13 @@ class StageRun {
   // Sum sites and micro-batch sums: the guards judge them, so they are part of a stage's text.
   void mark_guarded() {
     if (guards_.sum_sites)
-      for (size_t k = 0; k < guards_.sum_sites->size(); ++k)
-        sites_[{(*guards_.sum_sites)[k].rank, (*guards_.sum_sites)[k].output}].push_back(k);
-    if (guards_.sum_sites)
-      for (const reduce::SumSite& s : *guards_.sum_sites)
+      for (size_t k = 0; k < guards_.sum_sites->size(); ++k) {
+        const reduce::SumSite& s = (*guards_.sum_sites)[k];
+        sites_[{s.rank, s.output}].push_back(k);
         marks_[{s.rank, s.output}] += "s" + std::to_string(s.input) + "." + std::to_string(s.axis) +
                                       "." + std::to_string(s.full) + "." + std::to_string(s.other) +
                                       "." + std::to_string(s.other_axis);
+      }
     if (guards_.totals)
       for (int64_t r = 0; r < plan_.world_size; ++r) {
         const size_t p = plan_.rank_program[size_t(r)];
@@ -292,18 +292,23 @@ class StageRun {
     }
   }
 
+  // f(atom, exponent) for every factor of every term of t's elements (not inside functions).
+  template <typename F>
+  void for_each_factor(const ir::Tensor& t, F&& f) const {
+    for (const auto& v : t.data)
+      if (v.is_finite())
+        for (size_t i = 0; i < ctx_.poly_term_count(v.poly); ++i)
+          for (const auto& [a, e] : ctx_.term(v.poly, i).factors) f(a, e);
+  }
+
   solver::AtomId atom_of(solver::Value symbol) const {
     return ctx_.term(symbol.poly, 0).factors[0].first;
   }
 
   bool only_atoms(const ir::Tensor& t, const std::set<solver::AtomId>& allowed) const {
-    for (const auto& v : t.data) {
-      if (!v.is_finite()) continue;
-      for (size_t i = 0; i < ctx_.poly_term_count(v.poly); ++i)
-        for (const auto& f : ctx_.term(v.poly, i).factors)
-          if (!allowed.count(f.first)) return false;
-    }
-    return true;
+    bool only = true;
+    for_each_factor(t, [&](solver::AtomId a, const solver::SmallRational&) { only &= allowed.count(a) > 0; });
+    return only;
   }
 
   void rename(ir::Tensor& t) {
@@ -316,25 +321,18 @@ class StageRun {
   bool open_atoms(std::set<solver::AtomId>& spec_atoms, std::set<solver::AtomId>& rank_atoms) {
     spec_atoms.clear();
     rank_atoms.clear();
+    bool routing = false;
     for (const Name& n : open_) {
       const exec::Env& env = env_of(n.first);
       auto it = env.values.find(n.second);
       if (it == env.values.end()) continue;
-      for (const auto& v : it->second.data) {
-        if (!v.is_finite()) continue;
-        for (size_t i = 0; i < ctx_.poly_term_count(v.poly); ++i)
-          for (const auto& f : ctx_.term(v.poly, i).factors) {
-            const solver::AtomView av = ctx_.atom(f.first);
-            if (av.fn == solver::Fn::Symbol) continue;
-            if (av.fn == solver::Fn::Ind) {
-              if (ctx_.selection(*av.name) || ctx_.counter(*av.name)) return false;
-              continue;
-            }
-            (n.first < 0 ? spec_atoms : rank_atoms).insert(f.first);
-          }
-      }
+      for_each_factor(it->second, [&](solver::AtomId a, const solver::SmallRational&) {
+        const solver::AtomView av = ctx_.atom(a);
+        if (av.fn == solver::Fn::Ind) routing |= ctx_.selection(*av.name) || ctx_.counter(*av.name);
+        else if (av.fn != solver::Fn::Symbol) (n.first < 0 ? spec_atoms : rank_atoms).insert(a);
+      });
     }
-    return true;
+    return !routing;
   }
 
   // The atoms of `atoms` that the spec's outputs with more than one element hold: the
@@ -345,11 +343,9 @@ class StageRun {
       if (n.first >= 0 || !spec_outputs_.count(n.second)) continue;
       const ir::Tensor& t = spec_env_.values.at(n.second);
       if (t.data.size() < 2) continue;
-      for (const auto& v : t.data)
-        if (v.is_finite())
-          for (size_t i = 0; i < ctx_.poly_term_count(v.poly); ++i)
-            for (const auto& f : ctx_.term(v.poly, i).factors)
-              if (atoms.count(f.first)) out.insert(f.first);
+      for_each_factor(t, [&](solver::AtomId a, const solver::SmallRational&) {
+        if (atoms.count(a)) out.insert(a);
+      });
     }
     return out;
   }
@@ -412,11 +408,9 @@ class StageRun {
       const exec::Env& env = env_of(n.first);
       auto it = env.values.find(n.second);
       if (it == env.values.end()) continue;
-      for (const auto& v : it->second.data)
-        if (v.is_finite())
-          for (size_t i = 0; i < ctx_.poly_term_count(v.poly); ++i)
-            for (const auto& [a, e] : ctx_.term(v.poly, i).factors)
-              if (e.to_rational().get_den() != 1) fractional.insert(a);
+      for_each_factor(it->second, [&](solver::AtomId a, const solver::SmallRational& e) {
+        if (e.to_rational().get_den() != 1) fractional.insert(a);
+      });
     }
     for (const Name& n : open_) {
       if (n.first >= 0) continue;
@@ -438,14 +432,11 @@ class StageRun {
       exec::Env& env = env_of(n.first);
       auto it = env.values.find(n.second);
       if (it == env.values.end()) continue;
-      for (const auto& v : it->second.data)
-        if (v.is_finite())
-          for (size_t i = 0; i < ctx_.poly_term_count(v.poly); ++i)
-            for (const auto& f : ctx_.term(v.poly, i).factors) {
-              const solver::Fn fn = ctx_.atom(f.first).fn;
-              if (fn != solver::Fn::Symbol && fn != solver::Fn::Ind && !general_.count(f.first))
-                general_[f.first] = {{{symbol_made(), 1}}};
-            }
+      for_each_factor(it->second, [&](solver::AtomId a, const solver::SmallRational&) {
+        const solver::Fn fn = ctx_.atom(a).fn;
+        if (fn != solver::Fn::Symbol && fn != solver::Fn::Ind && !general_.count(a))
+          general_[a] = {{{symbol_made(), 1}}};
+      });
       rename(it->second);
     }
     return true;
