@@ -13,6 +13,15 @@
 
 namespace onnx_tv::reduce {
 
+void add_vars(DimStore& dims, Axis& to, const Axis& from) {
+  if (from.empty()) return;
+  Axis all = dims.leaves(to);
+  for (Var v : dims.leaves(from)) all.push_back(v);
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  to = std::move(all);
+}
+
 namespace {
 
 std::vector<int64_t> static_dims(const ProgramDims& p, const ir::ValueInfo& vi) {
@@ -148,12 +157,8 @@ void run_comm(Inference& inf, const frontend::Plan& plan, const exec::Step& step
     // to be so on all).
     out.uniform.insert(out.uniform.end(), v.uniform.begin(), v.uniform.end());
     out.parts.insert(out.parts.end(), v.parts.begin(), v.parts.end());
-    for (Var p : v.positions)
-      if (std::find(out.positions.begin(), out.positions.end(), p) == out.positions.end())
-        out.positions.push_back(p);
-    for (Var p : v.counts)
-      if (std::find(out.counts.begin(), out.counts.end(), p) == out.counts.end())
-        out.counts.push_back(p);
+    add_vars(inf.dims, out.positions, v.positions);
+    add_vars(inf.dims, out.counts, v.counts);
     out.mask = out.mask && v.mask;
   }
   // A sum over ranks of data that does not depend on the inputs counts the ranks (an

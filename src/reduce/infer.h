@@ -77,6 +77,12 @@ struct Inference {
   std::map<std::pair<int64_t, std::string>, size_t> micro_batch_pieces;
 };
 
+// Adds to `to` the variables of `from` it lacks, both as their representative leaves: a set of
+// variables that is only ever fixed as a whole (positions, counts) stays as small as the
+// dimensions it names, where the members of a collective each bring their own variable of one
+// dimension (a list of raw variables grew with the ranks a value passed through).
+void add_vars(DimStore& dims, Axis& to, const Axis& from);
+
 // A node's output dims from its inputs' (rules.cpp). Throws NotApplicable for an op without a
 // rule or a case the rules cannot follow.
 std::vector<DimValue> infer_node(Inference& inf, ProgramDims& prog, size_t node_index);

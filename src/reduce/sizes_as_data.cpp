@@ -31,11 +31,6 @@ using ir::Node;
 
 int64_t norm_axis(int64_t a, size_t rank) { return a < 0 ? a + int64_t(rank) : a; }
 
-void add_positions(Axis& to, const Axis& from) {
-  for (Var v : from)
-    if (std::find(to.begin(), to.end(), v) == to.end()) to.push_back(v);
-}
-
 void fix_counted(Inference& inf, ProgramDims& prog, size_t idx, const DimShape& dims,
                  const std::vector<int64_t>& axes) {
   for (int64_t a : axes)
@@ -91,7 +86,7 @@ void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
     // Sizes, axes and bounds are not data: the shape of a symbolic tensor is a constant.
     if (!in.back() || is_shape_slot(n, k)) continue;
     symbolic |= in.back()->symbolic;
-    add_positions(positions, in.back()->positions);
+    add_vars(inf.dims, positions, in.back()->positions);
   }
   const DimValue* x = in.empty() ? nullptr : in[0];
 
@@ -104,7 +99,7 @@ void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
   Axis counts;
   for (size_t k = 0; k < in.size(); ++k) {
     if (!in[k] || is_shape_slot(n, k)) continue;
-    add_positions(counts, in[k]->counts);
+    add_vars(inf.dims, counts, in[k]->counts);
     if (routing(*in[k])) any_routing = true;
     else if (in[k]->symbolic) only_routing = false;
   }
@@ -123,20 +118,20 @@ void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
   if (mask_out && x) {
     if (schema.has_rule(ops::DimRule::Reduce))
       for (int64_t a : reduced_axes(inf, n, *x, in))
-        if (a >= 0 && a < int64_t(x->dims.size())) add_positions(counts, x->dims[size_t(a)]);
+        if (a >= 0 && a < int64_t(x->dims.size())) add_vars(inf.dims, counts, x->dims[size_t(a)]);
     if (schema.has_rule(ops::DimRule::CumSum) && in.size() > 1 && in[1] && !x->dims.empty())
       if (auto v = integer_values(inf, *in[1]); v && !v->empty())
-        add_positions(counts, x->dims[size_t(norm_axis((*v)[0], x->dims.size()))]);
+        add_vars(inf.dims, counts, x->dims[size_t(norm_axis((*v)[0], x->dims.size()))]);
     const bool gemm = schema.has_rule(ops::DimRule::Gemm);
     if ((gemm || schema.has_rule(ops::DimRule::MatMul)) && !x->dims.empty()) {
       int64_t ka = int64_t(x->dims.size()) - 1;
       if (gemm && n.attribute("transA") && n.attribute("transA")->i) ka = 0;
-      add_positions(counts, x->dims[size_t(ka)]);
+      add_vars(inf.dims, counts, x->dims[size_t(ka)]);
     }
     if (alg == Algebra::Scatter)  // a scatter-add of routing data counts what lands together
       for (const DimValue* v : in)
         if (v)
-          for (const Axis& d : v->dims) add_positions(counts, d);
+          for (const Axis& d : v->dims) add_vars(inf.dims, counts, d);
   }
   if (!counts.empty()) {
     // Read as an integer: by a piecewise op, as an index, cast to an integer type, divided in
@@ -193,12 +188,12 @@ void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
   for (DimValue& o : outs) {
     o.symbolic = symbolic && !sizes;
     if (sizes) continue;  // sizes, frozen at their full value
-    add_positions(o.positions, positions);
+    add_vars(inf.dims, o.positions, positions);
     o.mask = mask_out;
-    add_positions(o.counts, counts);
+    add_vars(inf.dims, o.counts, counts);
   }
   if (schema.has_rule(ops::DimRule::Range) && !outs.empty() && !outs[0].concrete && !outs[0].dims.empty())
-    add_positions(outs[0].positions, outs[0].dims[0]);
+    add_vars(inf.dims, outs[0].positions, outs[0].dims[0]);
 }
 
 }  // namespace onnx_tv::reduce
