@@ -1,7 +1,6 @@
 #include "check/check.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <iterator>
 #include <exception>
@@ -11,10 +10,8 @@
 #include <variant>
 #include <unordered_map>
 
-#include <tbb/task_arena.h>
-#include <tbb/task_group.h>
-
 #include "check/bindings.h"
+#include "check/instance_pool.h"
 #include "check/integer_inputs.h"
 #include "check/counted_replicas.h"
 #include "check/counted_sums.h"
@@ -441,36 +438,6 @@ std::optional<Retry> prove_all(CheckResult& res, const CheckOptions& options,
   return std::nullopt;
 }
 
-// Runs one(which[i], options) for every i on `options.jobs` threads, started in order; one()
-// returns whether its instance decides the check, and instances after the first that decides
-// are not started (those before it still run: the first in order decides). Progress is
-// reported as instances done, from one thread at a time; each instance's own phases are not
-// (they interleave).
-void prove_in_parallel(const std::vector<size_t>& which, const CheckOptions& options,
-                       const std::function<bool(size_t, const CheckOptions&)>& one) {
-  CheckOptions quiet = options;
-  quiet.on_progress = nullptr;
-  std::mutex lock;
-  const size_t n = which.size();
-  size_t done = 0;
-  std::atomic<size_t> next{0}, decided{n};
-  report(options, "instances", 0, int64_t(n));
-  auto worker = [&] {
-    for (size_t i; (i = next++) < n && i < decided.load();) {
-      const bool decides = one(which[i], quiet);
-      std::lock_guard<std::mutex> hold(lock);
-      if (decides) decided = std::min(decided.load(), i);
-      report(options, "instances", int64_t(++done), int64_t(n));
-    }
-  };
-  tbb::task_arena arena(int(options.jobs));
-  arena.execute([&] {
-    tbb::task_group group;
-    for (int j = 0; j < options.jobs; ++j) group.run(worker);
-    group.wait();
-  });
-}
-
 // What proving one instance came to: a result, or a reason to choose the ranks again.
 enum class Tried { Done, Again };
 
@@ -601,24 +568,37 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
   std::vector<char> ran(grid.size(), 0);  // not vector<bool>: threads set their own entries
   // An instance's error is raised only where grid order reaches it, as in a sequential run.
   std::vector<std::exception_ptr> errors(grid.size());
-  auto one = [&](size_t k, const CheckOptions& o) {  // whether instance k decides
+  const reduce::KeptWhole kept_before = kept;
+  auto one = [&](size_t k, const CheckOptions& o) {  // instance k from the start
     ran[k] = 1;
+    results[k] = start;
+    keeps[k] = kept_before;
+    errors[k] = nullptr;
+    tried[k] = Tried::Done;
+    bool over_memory = false;
     try {
       const reduce::FewerRanks fewer =
           k == 0 ? first : reduce::with_counts(full.plan, first, grid[k]);
       // Counts of micro-batches alone leave the plan as it is: what is known of it holds.
       const Known known = k == 0 || first.axes.empty() ? full.first : Known{};
       tried[k] = try_instance(results[k], o, full.spec, fewer, known, full.bound, keeps[k]);
+    } catch (const ResourceLimit&) {
+      errors[k] = std::current_exception();
+      over_memory = true;
     } catch (...) {
       errors[k] = std::current_exception();
     }
-    return errors[k] || tried[k] == Tried::Again || results[k].verdict != Verdict::Equivalent;
+    if (over_memory) return InstanceEnd::OverMemory;
+    return errors[k] || tried[k] == Tried::Again || results[k].verdict != Verdict::Equivalent
+               ? InstanceEnd::Decides
+               : InstanceEnd::Continues;
   };
   const CheckOptions::Spread& spread = options.spread;
   const int processes = std::max(1, spread.processes);
   std::vector<size_t> mine;  // this process's share, every processes-th instance
   for (size_t k = size_t(spread.process); k < grid.size(); k += size_t(processes)) mine.push_back(k);
-  if (processes == 1 && (options.jobs <= 1 || grid.size() == 1)) {
+  const int jobs = resolve_jobs(options.jobs, spread.processes_here);
+  if (processes == 1 && (jobs <= 1 || grid.size() == 1)) {
     for (size_t k = 0; k < grid.size(); ++k) {
       CheckOptions labelled = options;  // "instance 2/4: spec (stage-wise)"
       if (grid.size() > 1 && options.on_progress)
@@ -627,10 +607,28 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
                                            std::to_string(grid.size()) + ": " + p.phase,
                                        p.done, p.total});
         };
-      if (one(k, labelled)) break;
+      if (one(k, labelled) != InstanceEnd::Continues) break;
     }
   } else if (!mine.empty()) {
-    prove_in_parallel(mine, options, one);
+    // Progress as instances done, one thread at a time; each instance's own phases would
+    // interleave, but still reach the caller as that count (a caller stops the check from
+    // its progress callback: Python's Ctrl-C).
+    const int64_t total = int64_t(mine.size());
+    std::mutex progress;
+    int64_t done = 0;
+    CheckOptions quiet = options;
+    if (options.on_progress)
+      quiet.on_progress = [&](const Progress&) {
+        std::lock_guard<std::mutex> hold(progress);
+        report(options, "instances", done, total);
+      };
+    report(options, "instances", 0, total);
+    prove_instances(
+        mine.size(), jobs, [&](size_t i) { return one(mine[i], quiet); },
+        [&](int64_t d, int64_t n) {
+          std::lock_guard<std::mutex> hold(progress);
+          report(options, "instances", done = d, n);
+        });
   }
   proven.resize(size_t(processes), 0);
   if (processes > 1) {

@@ -149,9 +149,11 @@ struct CheckOptions {
   // With fewer ranks, retry keeping every rank where a sum over ranks counts them
   // (check/counted_replicas.h). Off only in tests that show the counts 2 and 3 alone.
   bool count_guard = true;
-  // Threads proving independent instances (the counts of ranks of fewer ranks) at once; each
-  // holds its own symbolic store, so memory grows with it.
-  int jobs = 1;
+  // Threads proving independent instances (the counts of fewer ranks and micro-batches) at
+  // once; each holds its own symbolic store, so memory grows with it (an instance stopped by
+  // the memory limit beside others is proven again alone: check/instance_pool.h). 0: the
+  // cores this process may use, shared among the processes of one machine.
+  int jobs = 0;
   // Called after every node a proof runs (file, node, seconds, largest polynomial): where time
   // and terms go. May be empty.
   std::function<void(const std::string&, const std::string&, double, size_t)> trace;
@@ -164,6 +166,7 @@ struct CheckOptions {
     int process = 0;
     int processes = 1;
     std::function<std::vector<std::string>(const std::string& mine)> exchange;
+    int processes_here = 1;  // of them, on this machine: they share its cores
   };
   Spread spread;
 };

@@ -53,8 +53,9 @@ const char* kUsage =
     "  --max-memory GB   stop with UNKNOWN when the proof's memory passes GB (default 85% of\n"
     "                  the machine's memory)\n"
     "  --jobs N        prove up to N independent instances at once (the counts of fewer\n"
-    "                  ranks and micro-batches; default 1); under mpirun or srun, the\n"
-    "                  processes share the instances out, N at a time each\n"
+    "                  ranks and micro-batches; default: the cores this process may use,\n"
+    "                  shared among the processes on one machine); under mpirun or srun,\n"
+    "                  the processes share the instances out, N at a time each\n"
     "  -h, --help      print this help and exit\n"
     "  --version       print onnx-tv's version and exit\n"
     "\n"
@@ -162,7 +163,8 @@ int run_check(const std::vector<std::string>& args) {
   onnx_tv::dist::MpiWorld world;
   if (world.processes() > 1) {
     options.spread = {world.process(), world.processes(),
-                      [&world](const std::string& mine) { return world.exchange(mine); }};
+                      [&world](const std::string& mine) { return world.exchange(mine); },
+                      world.processes_here()};
     progress = progress && world.process() == 0;  // one bar: process 0's share
   }
   onnx_tv::cli::ProgressBar bar(progress);

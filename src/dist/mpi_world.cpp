@@ -34,6 +34,12 @@ MpiWorld::MpiWorld() {
   started_ = true;
   check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &process_), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(MPI_COMM_WORLD, &processes_), "MPI_Comm_size");
+  // The processes sharing this machine's memory, and so its cores.
+  MPI_Comm here;
+  check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, process_, MPI_INFO_NULL, &here),
+            "MPI_Comm_split_type");
+  check_mpi(MPI_Comm_size(here, &processes_here_), "MPI_Comm_size");
+  MPI_Comm_free(&here);
 }
 
 MpiWorld::~MpiWorld() {

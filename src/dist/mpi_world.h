@@ -25,6 +25,7 @@ class MpiWorld {
 
   int process() const { return process_; }
   int processes() const { return processes_; }
+  int processes_here() const { return processes_here_; }  // on this machine, this one included
 
   // Every process's bytes, in process order. Throws Unsupported when another process has
   // left the check (see above); cut_short() is then true.
@@ -45,6 +46,7 @@ class MpiWorld {
   bool cut_short_ = false;
   int process_ = 0;
   int processes_ = 1;
+  int processes_here_ = 1;
 };
 
 }  // namespace onnx_tv::dist

@@ -6,9 +6,12 @@
 // nothing and the count keeps its ranks (reduce/count_degree.cpp).
 #include <gtest/gtest.h>
 
+#include <mutex>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -56,12 +59,39 @@ TEST(CountGrid, TwoCountsPerAxis) {
 TEST(CountGrid, ProgressNamesTheInstance) {
   std::vector<std::string> phases;
   check::CheckOptions o;
+  o.jobs = 1;
   o.on_progress = [&](const check::Progress& p) { phases.push_back(p.phase); };
   const fs::path dir = generate("", "dp4_mb2");
   EXPECT_EQ(check::run((dir / "spec.onnx").string(), (dir / "plan").string(), o).verdict,
             check::Verdict::Equivalent);
   for (const char* want : {"instance 1/2: reduce", "instance 2/2: reduce"})
     EXPECT_NE(std::find(phases.begin(), phases.end(), want), phases.end()) << want;
+}
+
+// Two at once: progress counts the instances done, and every phase of theirs reaches the
+// caller as that count.
+TEST(CountGrid, ProgressCountsInstancesProvenAtOnce) {
+  std::vector<check::Progress> steps;
+  std::mutex mu;
+  check::CheckOptions o;
+  o.jobs = 2;
+  o.on_progress = [&](const check::Progress& p) {
+    std::lock_guard<std::mutex> hold(mu);
+    steps.push_back(p);
+  };
+  const fs::path dir = generate("", "dp4_mb2");
+  EXPECT_EQ(check::run((dir / "spec.onnx").string(), (dir / "plan").string(), o).verdict,
+            check::Verdict::Equivalent);
+  int64_t most = 0, counts = 0;
+  for (const check::Progress& p : steps) {
+    if (p.phase != "instances") continue;
+    ++counts;
+    EXPECT_EQ(p.total, 2);
+    EXPECT_GE(p.done, most);  // never backwards
+    most = p.done;
+  }
+  EXPECT_EQ(most, 2);
+  EXPECT_GT(counts, 3);  // not only at the ends of instances
 }
 
 // The residual added inside the all-reduce as x / 2 on each of 4 TP ranks: right with 2. The

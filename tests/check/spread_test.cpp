@@ -64,7 +64,8 @@ std::vector<check::CheckResult> spread(const fs::path& dir, int n) {
   for (int p = 0; p < n; ++p)
     threads.emplace_back([&, p] {
       check::CheckOptions o;
-      o.spread = {p, n, [&, p](const std::string& mine) { return meet.exchange(p, mine); }};
+      // n processes on one machine share its cores
+      o.spread = {p, n, [&, p](const std::string& mine) { return meet.exchange(p, mine); }, n};
       out[size_t(p)] = check::run((dir / "spec.onnx").string(), (dir / "plan").string(), o);
     });
   for (auto& t : threads) t.join();

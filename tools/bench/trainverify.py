@@ -2,7 +2,7 @@
 """Benchmark: the zoo's real-size Llama-3 and DeepSeek plans next to TrainVerify's published times.
 
   tools/bench/trainverify.py [--sizes 8b 70b 405b v2-lite v2 v3] [--binary build/onnx-tv]
-                             [--timeout 3600] [--keep DIR] [--jobs N] [--trainverify-size]
+                             [--timeout 3600] [--keep DIR] [--jobs N ...] [--trainverify-size]
                              [--max-memory GB] [--processes 1 2 4] [--layers N]
 
 The DeepSeek sizes (V2-Lite, V2, V3 on TrainVerify's DP32 x TP8 x PP8 plan with 16 micro-batches,
@@ -10,7 +10,8 @@ experts split inside the TP group) are not in the default run: they do not fit t
 yet (docs/zoo.md). `--trainverify-size` builds them at TrainVerify's hidden 512 and sequence 128.
 
 For each size: generates the plan (tools/zoo/generate.py --real SIZE: the spec and one program
-per pipeline stage, graph only), runs `onnx-tv check` on it, and prints the verdict, wall time,
+per pipeline stage, graph only), runs `onnx-tv check` on it with `--jobs 1` and with its default
+(the machine's cores; `--jobs` chooses others, 0 for the default), and prints the verdict, wall time,
 peak memory (from /usr/bin/time), the ranks of the plan and the ranks proven (fewer ranks along
 interchangeable mesh axes and fewer micro-batches, docs/shape-reduction.md), the nodes run, the
 instances proven, the rank-micro-batch units (one rank running one micro-batch) of the plan and
@@ -42,9 +43,6 @@ PLANS = {
     "v3": ("dp32_tp8_pp8_mb16.spmd", 32371),
 }
 DEFAULT_SIZES = ["8b", "70b", "405b"]
-# --jobs where none is given: 405B's instances hold about 17 GB each, so two at once pass a
-# 24 GB machine's memory.
-DEFAULT_JOBS = {"8b": 2, "70b": 2, "405b": 1, "v2-lite": 1, "v2": 1, "v3": 1}
 
 
 def units(plan, fewer, micro):
@@ -91,8 +89,8 @@ def check_one(binary, size, out, timeout, jobs, extra_check=(), processes=None):
     try:
         p = subprocess.run(["/usr/bin/time", "-f", "%M"] + launcher +
                            [binary, "check", os.path.join(out, "spec.onnx"),
-                            os.path.join(out, folder), "--no-progress", "--json", report,
-                            "--jobs", str(jobs)] + list(extra_check),
+                            os.path.join(out, folder), "--no-progress", "--json", report] +
+                           (["--jobs", str(jobs)] if jobs else []) + list(extra_check),
                            capture_output=True, text=True, timeout=timeout,
                            env=dict(os.environ, **MPI_ENV))
     except subprocess.TimeoutExpired:
@@ -129,16 +127,18 @@ def main():
     ap.add_argument("--binary", default=os.path.join(ROOT, "build/onnx-tv"))
     ap.add_argument("--timeout", type=int, default=3600)
     ap.add_argument("--keep", help="write the generated plans here instead of a temporary folder")
-    ap.add_argument("--jobs", type=int, help="onnx-tv check --jobs (default 2, 1 for 405b)")
+    ap.add_argument("--jobs", type=int, nargs="+", default=[1, 0],
+                    help="onnx-tv check --jobs, each in turn; 0: no --jobs, the default "
+                         "(default: 1 0)")
     ap.add_argument("--layers", type=int,
                     help="generate every size with N layers instead of its own depth")
     ap.add_argument("--processes", type=int, nargs="+",
                     help="also check each size under mpirun -n P for every P given (with "
                          "--jobs 1 each), and print the scaling table")
     a = ap.parse_args()
-    print("%-5s %-24s %-22s %6s %7s %9s %9s %10s %14s" % (
-        "size", "plan", "verdict", "ranks", "proven", "time (s)", "peak (MB)", "nodes run",
-        "TrainVerify (s)"))
+    print("%-5s %-24s %-22s %5s %6s %7s %9s %9s %10s %14s" % (
+        "size", "plan", "verdict", "jobs", "ranks", "proven", "time (s)", "peak (MB)",
+        "nodes run", "TrainVerify (s)"))
     for size in a.sizes:
         deepseek = size.startswith("v")
         gen = ["--trainverify-size"] if deepseek and a.trainverify_size else []
@@ -147,14 +147,20 @@ def main():
         tmp = tempfile.TemporaryDirectory()
         out = os.path.join(a.keep or tmp.name, size)
         generate(size, out, gen)
-        r = check_one(a.binary, size, out, a.timeout, a.jobs or DEFAULT_JOBS[size], check)
         folder, tv = PLANS[size]
-        if "wall" not in r:
-            print("%-5s %-24s %s" % (size, folder, r["verdict"]), flush=True)
+        r = {}
+        for jobs in a.jobs:
+            shown = str(jobs) if jobs else "cores"
+            got = check_one(a.binary, size, out, a.timeout, jobs, check)
+            if "wall" not in got:
+                print("%-5s %-24s %-22s %5s" % (size, folder, got["verdict"], shown), flush=True)
+                continue
+            print("%-5s %-24s %-22s %5s %6d %7d %9.1f %9.0f %10d %14d" % (
+                size, folder, got["verdict"], shown, got["world"], got["proven"], got["wall"],
+                got["peak"], got["nodes"], tv), flush=True)
+            r = r or got
+        if not r:
             continue
-        print("%-5s %-24s %-22s %6d %7d %9.1f %9.0f %10d %14d" % (
-            size, folder, r["verdict"], r["world"], r["proven"], r["wall"], r["peak"],
-            r["nodes"], tv), flush=True)
         for f in r["fewer"]:
             print("      fewer ranks: " + f)
         if r["micro"]:
@@ -183,8 +189,8 @@ def main():
             print("      (%d cores here: with more processes than cores the split is shown, "
                   "not a speed-up)" % os.cpu_count())
         tmp.cleanup()
-    print("TrainVerify: 32 cores; onnx-tv: --jobs %s on this machine (generation not timed)." % (
-        a.jobs or ", ".join("%d for %s" % (DEFAULT_JOBS[s], s) for s in a.sizes)))
+    print("TrainVerify: 32 cores; onnx-tv: %d cores here, jobs as shown (generation not timed)."
+          % os.cpu_count())
     return 0
 
 
