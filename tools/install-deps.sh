@@ -6,6 +6,7 @@
 set -euo pipefail
 pkgs=(cmake g++ make libonnx-dev libprotobuf-dev protobuf-compiler libtbb-dev libcadical-dev
       libgmp-dev libmpfr-dev libgtest-dev nlohmann-json3-dev python3-onnx python3-numpy
+      libjemalloc-dev  # the executables' allocator (CMakeLists.txt says why)
       pybind11-dev python3-dev  # the Python package onnx_tv (docs/python.md)
       python3-torch  # onnx_tv.torch, the PyTorch exporter (docs/pytorch.md)
       libonnx-testdata  # ONNX's backend tests, for the conformance suite (tests/conformance)
