@@ -131,27 +131,30 @@ std::optional<std::string> counted_partial_sum(solver::Context& ctx, const front
 std::optional<std::string> counted_micro_batch_sum(
     solver::Context& ctx, const frontend::Plan& plan, const std::vector<exec::Env>& envs,
     const std::vector<std::vector<std::string>>& totals, size_t bodies, const ProofForm& form,
-    const std::function<bool(int64_t rank, const std::string& output)>& judged) {
-  for (int64_t r = 0; r < plan.world_size; ++r) {
+    const std::vector<std::pair<int64_t, size_t>>* nodes) {
+  std::vector<std::pair<int64_t, size_t>> all;
+  if (!nodes) {
+    for (int64_t r = 0; r < plan.world_size; ++r)
+      for (size_t i = 0; i < plan.program_of(r).nodes.size(); ++i) all.emplace_back(r, i);
+    nodes = &all;
+  }
+  for (const auto& [r, i] : *nodes) {
     const size_t p = plan.rank_program[size_t(r)];
     if (p >= totals.size() || totals[p].empty()) continue;
     const ir::Graph& g = plan.program_of(r);
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      const ir::Node& n = g.nodes[i];
-      if (n.outputs.empty() ||
-          std::find(totals[p].begin(), totals[p].end(), n.outputs[0]) == totals[p].end() ||
-          (judged && !judged(r, n.outputs[0])))
-        continue;
-      std::vector<const ir::Tensor*> ins;
-      for (size_t k = 0; k < bodies && k < n.inputs.size(); ++k) {
-        auto it = envs[size_t(r)].values.find(n.inputs[k]);
-        if (it == envs[size_t(r)].values.end())  // every node runs: a bug in onnx-tv
-          ONNX_TV_ASSERT(false, g.file + ": " + n.describe(i) + " was not run");
-        ins.push_back(&it->second);
-      }
-      if (auto e = common_term(ctx, ins, form))
-        return g.file + ": " + n.describe(i) + " (element " + std::to_string(*e) + ")";
+    const ir::Node& n = g.nodes[i];
+    if (n.outputs.empty() ||
+        std::find(totals[p].begin(), totals[p].end(), n.outputs[0]) == totals[p].end())
+      continue;
+    std::vector<const ir::Tensor*> ins;
+    for (size_t k = 0; k < bodies && k < n.inputs.size(); ++k) {
+      auto it = envs[size_t(r)].values.find(n.inputs[k]);
+      if (it == envs[size_t(r)].values.end())  // every node runs: a bug in onnx-tv
+        ONNX_TV_ASSERT(false, g.file + ": " + n.describe(i) + " was not run");
+      ins.push_back(&it->second);
     }
+    if (auto e = common_term(ctx, ins, form))
+      return g.file + ": " + n.describe(i) + " (element " + std::to_string(*e) + ")";
   }
   return std::nullopt;
 }

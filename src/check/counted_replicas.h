@@ -47,10 +47,11 @@ std::optional<std::string> counted_partial_sum(solver::Context& ctx, const front
 // The same for the sums of one value per micro-batch that a plan with fewer micro-batches
 // holds (reduce/micro_batches.h): `totals[p]` names the outputs of program p's sums, whose
 // first `bodies` inputs are the bodies' values (a shared value the chain starts from follows).
-// `judged`, when given, picks the sums to judge by rank and output (a stage's own).
+// `nodes`, when given, are the (rank, node index) pairs to judge, in that order (a stage's
+// own); else every node of every rank is.
 std::optional<std::string> counted_micro_batch_sum(
     solver::Context& ctx, const frontend::Plan& plan, const std::vector<exec::Env>& envs,
     const std::vector<std::vector<std::string>>& totals, size_t bodies, const ProofForm& form,
-    const std::function<bool(int64_t rank, const std::string& output)>& judged = {});
+    const std::vector<std::pair<int64_t, size_t>>* nodes = nullptr);
 
 }  // namespace onnx_tv::check

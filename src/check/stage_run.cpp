@@ -1,5 +1,6 @@
 #include "check/stage_run.h"
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 #include <set>
@@ -492,14 +493,14 @@ class StageRun {
     for (size_t s : st.steps) mine.steps.push_back(linked_.steps[s]);
     if (auto where = counted_replica_sum(ctx_, plan_, mine, envs_, guards_.rank_axes, built))
       throw NotApplicable("a sum over ranks counts them: " + *where);
-    if (guards_.totals) {
-      std::set<Name> here;
-      for (const StageSlot& s : st.slots) here.insert({s.program, s.name});
-      auto made_here = [&](int64_t rank, const std::string& output) {
-        return here.count({rank, output}) > 0;
-      };
+    if (guards_.totals) {  // the stage's own sums
+      std::vector<std::pair<int64_t, size_t>> nodes;
+      for (size_t s : st.steps)
+        if (linked_.steps[s].kind == exec::Step::Kind::Node)
+          for (const auto& m : linked_.steps[s].members) nodes.emplace_back(m.rank, m.node_index);
+      std::sort(nodes.begin(), nodes.end());
       if (auto where = counted_micro_batch_sum(ctx_, plan_, envs_, *guards_.totals, guards_.bodies,
-                                               built, made_here))
+                                               built, &nodes))
         throw NotApplicable("a sum over micro-batches counts them: " + *where);
     }
     if (guards_.sum_sites) {
