@@ -552,6 +552,13 @@ struct FullPlan {
   Known first;  // what is known of the first instance's plan (the full plan when no axis shrinks)
 };
 
+// Whether two points of a grid keep the same ranks (they may differ in micro-batches).
+bool same_ranks(std::map<std::string, int64_t> a, std::map<std::string, int64_t> b) {
+  a.erase(reduce::kMicroBatches);
+  b.erase(reduce::kMicroBatches);
+  return a == b;
+}
+
 // Proves every instance of the grid of `first` (one when no axis shrinks), sequentially or
 // `jobs` at a time; with several processes (CheckOptions::spread) each proves its share and
 // all exchange their outcomes. The first instance in grid order that asks for another choice
@@ -579,8 +586,9 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
     try {
       const reduce::FewerRanks fewer =
           k == 0 ? first : reduce::with_counts(full.plan, first, grid[k]);
-      // Counts of micro-batches alone leave the plan as it is: what is known of it holds.
-      const Known known = k == 0 || first.axes.empty() ? full.first : Known{};
+      // An instance with the first one's ranks (2 on every axis; its micro-batches may
+      // differ) has its plan: what is known of that plan holds.
+      const Known known = same_ranks(grid[k], grid[0]) ? full.first : Known{};
       tried[k] = try_instance(results[k], o, full.spec, fewer, known, full.bound, keeps[k]);
     } catch (const ResourceLimit&) {
       errors[k] = std::current_exception();
