@@ -60,7 +60,6 @@ class Walker {
                const std::unordered_map<std::string, Degrees>& values) {
     const ir::Node& n = prog.graph->nodes[idx];
     const ops::OpSchema* schema = ops::schema_of(n);
-    const std::string here = where(prog, idx);
     std::vector<const Degrees*> in;
     std::vector<const DimValue*> dims;
     for (size_t k = 0; k < n.inputs.size(); ++k) {
@@ -148,7 +147,7 @@ class Walker {
       }
       out.d[k] = d;
       out.why[k] = d > 1 ? why_of(k) : "";
-      if (d > 1 && out.why[k].empty()) out.why[k] = here;
+      if (d > 1 && out.why[k].empty()) out.why[k] = where(prog, idx);
     }
     return out;
   }
