@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <variant>
 #include <unordered_map>
 
@@ -22,6 +23,7 @@
 #include "exec/linker.h"
 #include "ir/well_formed.h"
 #include "common/memory_limit.h"
+#include "common/memory_watchdog.h"
 #include "check/obligations.h"
 #include "check/outcome_wire.h"
 #include "check/stage_cuts.h"
@@ -630,13 +632,23 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
         std::lock_guard<std::mutex> hold(progress);
         report(options, "instances", done, total);
       };
+    // Before an instance is proven again alone: what the others freed goes back to the
+    // system, and the watchdog's sign of memory over the limit (a look every few tens of
+    // milliseconds) has caught up.
+    auto settle = [&] {
+      if (options.release_memory) options.release_memory();
+      const size_t limit = run_limits(options).memory_bytes;
+      for (int i = 0; i < 40 && limit && (memory_over_limit() || resident_bytes() > limit); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    };
     report(options, "instances", 0, total);
     prove_instances(
         mine.size(), jobs, [&](size_t i) { return one(mine[i], quiet); },
         [&](int64_t d, int64_t n) {
           std::lock_guard<std::mutex> hold(progress);
           report(options, "instances", done = d, n);
-        });
+        },
+        settle);
   }
   proven.resize(size_t(processes), 0);
   if (processes > 1) {

@@ -11,7 +11,8 @@
 namespace onnx_tv::check {
 
 void prove_instances(size_t count, int jobs, const std::function<InstanceEnd(size_t)>& prove,
-                     const std::function<void(int64_t, int64_t)>& done) {
+                     const std::function<void(int64_t, int64_t)>& done,
+                     const std::function<void()>& settle) {
   std::mutex lock;
   std::atomic<size_t> next{0}, decided{count};  // the first decider in grid order so far
   std::vector<char> beside(count, 0);  // ran while another did (not vector<bool>: threads)
@@ -50,6 +51,7 @@ void prove_instances(size_t count, int jobs, const std::function<InstanceEnd(siz
   std::sort(again.begin(), again.end());
   for (size_t i : again) {
     if (i >= decided.load()) break;
+    if (settle) settle();
     const InstanceEnd end = prove(i);
     done(++finished, int64_t(count));
     if (end != InstanceEnd::Continues) break;

@@ -24,9 +24,12 @@ enum class InstanceEnd {
 
 // Proves `count` instances (0 .. count-1, in grid order) on up to `jobs` threads; prove(i)
 // starts instance i afresh each time it is called. done(d, n) is called, one thread at a time,
-// after each instance that ended for good.
+// after each instance that ended for good. settle(), when given, is called before each
+// instance proven again alone: the memory the others freed is then given back, so that the
+// limit measures that instance alone.
 void prove_instances(size_t count, int jobs, const std::function<InstanceEnd(size_t)>& prove,
-                     const std::function<void(int64_t done, int64_t total)>& done);
+                     const std::function<void(int64_t done, int64_t total)>& done,
+                     const std::function<void()>& settle = {});
 
 // The threads `jobs` asks for: itself when positive; otherwise the cores this process may use,
 // shared among `processes_here` processes on this machine (mpirun starting several).

@@ -135,6 +135,10 @@ struct Progress {
 
 struct CheckOptions {
   std::function<void(const Progress&)> on_progress;  // may be empty
+  // Gives the memory freed so far back to the system, where the allocator would keep it: an
+  // instance proven again alone after running out of memory beside others is then measured
+  // against --max-memory alone (check/instance_pool.h). May be empty.
+  std::function<void()> release_memory;
   uint64_t witness_seed = 1;
   bool reduce = true;  // prove a small instance of the same plan (docs/shape-reduction.md)
   bool stages = true;  // try a stage-wise proof first (docs/design.md, "Stage cuts")

@@ -1,4 +1,5 @@
 // onnx-tv: proves a distributed training plan equivalent to its single-device model.
+#include <jemalloc/jemalloc.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -167,6 +168,11 @@ int run_check(const std::vector<std::string>& args) {
                       world.processes_here()};
     progress = progress && world.process() == 0;  // one bar: process 0's share
   }
+  // jemalloc keeps freed pages for reuse; --max-memory reads resident memory.
+  options.release_memory = [] {
+    const std::string purge = "arena." + std::to_string(MALLCTL_ARENAS_ALL) + ".purge";
+    mallctl(purge.c_str(), nullptr, nullptr, nullptr, 0);
+  };
   onnx_tv::cli::ProgressBar bar(progress);
   options.on_progress = [&](const onnx_tv::check::Progress& p) { bar.update(p); };
   onnx_tv::check::CheckResult result;

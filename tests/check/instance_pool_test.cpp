@@ -58,12 +58,16 @@ TEST(InstancePool, NothingAfterTheFirstDeciderStartsAlone) {
 TEST(InstancePool, AnInstanceOverMemoryBesideAnotherIsProvenAgainAlone) {
   Fake fake(4);
   std::vector<int> ends;
+  int settled = 0, settled_before_retry = -1;
   prove_instances(4, 2, [&](size_t i) {
+        if (i == 1 && fake.starts[1] == 1) settled_before_retry = settled;
         const bool crowded = fake.run(i, i < 2 && fake.starts[i] == 0);  // 0 and 1 together at first
         return i == 1 && crowded ? InstanceEnd::OverMemory : InstanceEnd::Continues;
-      }, [&](int64_t d, int64_t) { ends.push_back(int(d)); });
+      }, [&](int64_t d, int64_t) { ends.push_back(int(d)); }, [&] { ++settled; });
   EXPECT_EQ(fake.starts, (std::vector<int>{1, 2, 1, 1}));
   EXPECT_EQ(ends, (std::vector<int>{1, 2, 3, 4}));  // instance 1 counted once, at its end
+  EXPECT_EQ(settled, 1);
+  EXPECT_EQ(settled_before_retry, 1);  // memory given back before the retry
 }
 
 // Over the memory limit alone: that is its verdict (UNKNOWN), and it decides.
