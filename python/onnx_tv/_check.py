@@ -58,7 +58,9 @@ def check(spec, shards, **options):
       max_elements=20000000  the most tensor elements an instance may hold (--max-elements)
       max_memory=None    GB past which the proof stops with UNKNOWN; None: 85% of the
                          machine's memory (--max-memory)
-      jobs=None          instances proven at once (--jobs); None: the machine's cores
+      jobs=1             instances proven at once (--jobs); None: the machine's cores, as
+                         the CLI's default (Ctrl-C is then seen only between the steps the
+                         calling thread runs)
       progress=None      called as progress(phase, done, total) as the check goes on; an
                          exception it raises stops the check and propagates
     Ctrl-C stops a check at its next step with KeyboardInterrupt."""
@@ -80,7 +82,8 @@ def check(spec, shards, **options):
         max_elements=_whole("max_elements", options.get("max_elements", _MAX_ELEMENTS), 1,
                             2**63 - 1),
         max_memory=_memory_bytes(options.get("max_memory")),
-        jobs=0 if options.get("jobs") is None else _whole("jobs", options["jobs"], 1, _MAX_JOBS),
+        jobs=0 if options.get("jobs", 1) is None else _whole("jobs", options.get("jobs", 1), 1,
+                                                             _MAX_JOBS),
         progress=progress,
     )
     from . import _core  # here, not at import: onnx_tv's pure-Python parts work without it

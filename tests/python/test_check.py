@@ -209,6 +209,17 @@ class Progress(unittest.TestCase):
         self.assertEqual(result.verdict, CliRun(spec, shards, "--jobs", "2").report["verdict"])
         self.assertIn(("instances", 2, 2), steps)
 
+    def test_jobs_none_is_the_cli_default(self):
+        spec, shards = os.path.join(MICRO_BATCHES, "spec.onnx"), os.path.join(MICRO_BATCHES, "shards")
+        steps = []
+        result = onnx_tv.check(spec, shards, jobs=None, progress=lambda *step: steps.append(step))
+        self.assertEqual(result.verdict, CliRun(spec, shards).report["verdict"])
+        phases = {phase for phase, _, _ in steps}
+        if len(os.sched_getaffinity(0)) > 1:  # two instances at once: counted, not named
+            self.assertIn("instances", phases)
+        else:
+            self.assertIn("instance 1/2: reduce", phases)
+
     def test_ctrl_c_stops_a_check_without_a_callback(self):
         # About a second at full size without stages; Ctrl-C comes a fifth of the way in.
         zoo = os.path.join(SOURCE, "models", "zoo", "l1_b1_range")
