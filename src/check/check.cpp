@@ -622,7 +622,7 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
   } else if (!mine.empty()) {
     // Progress as instances done, one thread at a time; each instance's own phases would
     // interleave, but still reach the caller as that count (a caller stops the check from
-    // its progress callback: Python's Ctrl-C).
+    // its progress callback).
     const int64_t total = int64_t(mine.size());
     std::mutex progress;
     int64_t done = 0;
