@@ -132,20 +132,15 @@ std::optional<std::string> counted_micro_batch_sum(
     solver::Context& ctx, const frontend::Plan& plan, const std::vector<exec::Env>& envs,
     const std::vector<std::vector<std::string>>& totals, size_t bodies, const ProofForm& form,
     const std::vector<std::pair<int64_t, size_t>>* nodes) {
-  std::vector<std::pair<int64_t, size_t>> all;
-  if (!nodes) {
-    for (int64_t r = 0; r < plan.world_size; ++r)
-      for (size_t i = 0; i < plan.program_of(r).nodes.size(); ++i) all.emplace_back(r, i);
-    nodes = &all;
-  }
-  for (const auto& [r, i] : *nodes) {
+  // Where rank r's node i is a sum of one value per micro-batch whose bodies share a term.
+  auto counted = [&](int64_t r, size_t i) -> std::optional<std::string> {
     const size_t p = plan.rank_program[size_t(r)];
-    if (p >= totals.size() || totals[p].empty()) continue;
+    if (p >= totals.size() || totals[p].empty()) return std::nullopt;
     const ir::Graph& g = plan.program_of(r);
     const ir::Node& n = g.nodes[i];
     if (n.outputs.empty() ||
         std::find(totals[p].begin(), totals[p].end(), n.outputs[0]) == totals[p].end())
-      continue;
+      return std::nullopt;
     std::vector<const ir::Tensor*> ins;
     for (size_t k = 0; k < bodies && k < n.inputs.size(); ++k) {
       auto it = envs[size_t(r)].values.find(n.inputs[k]);
@@ -155,7 +150,16 @@ std::optional<std::string> counted_micro_batch_sum(
     }
     if (auto e = common_term(ctx, ins, form))
       return g.file + ": " + n.describe(i) + " (element " + std::to_string(*e) + ")";
+    return std::nullopt;
+  };
+  if (nodes) {
+    for (const auto& [r, i] : *nodes)
+      if (auto where = counted(r, i)) return where;
+    return std::nullopt;
   }
+  for (int64_t r = 0; r < plan.world_size; ++r)
+    for (size_t i = 0; i < plan.program_of(r).nodes.size(); ++i)
+      if (auto where = counted(r, i)) return where;
   return std::nullopt;
 }
 
