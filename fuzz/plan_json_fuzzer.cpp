@@ -11,6 +11,7 @@
 
 #include "frontend/plan.h"
 #include "harness.h"
+#include "ir/comm_parse.h"
 #include "scratch_dir.h"
 
 namespace onnx_tv::fuzz {
@@ -101,17 +102,17 @@ const ScratchDir& shards() {
 // fine for the loader but not for a fuzzer's few milliseconds per input.
 constexpr size_t kResolved = 64;
 
-void resolve(const frontend::Plan& plan) {
+void resolve(const ir::Plan& plan) {
   for (size_t i = 0; i < plan.bindings.size() && i < kResolved; ++i) {
-    const frontend::Binding& b = plan.bindings[i];
-    frontend::binding_key(b);
-    expect_clean([&] { frontend::resolve_region(b, plan.mesh, {8, 8}); });
+    const ir::Binding& b = plan.bindings[i];
+    ir::binding_key(b);
+    expect_clean([&] { ir::resolve_region(b, plan.mesh, {8, 8}); });
   }
   for (int64_t r = 0; r < plan.world_size && r < int64_t(kResolved); ++r) {
     const ir::Graph& g = plan.program_of(r);
     for (size_t n = 0; n < g.nodes.size(); ++n) {
-      if (!frontend::is_comm_op(g.nodes[n])) continue;
-      expect_clean([&] { frontend::parse_comm_op(plan, r, n); });
+      if (!ir::is_comm_op(g.nodes[n])) continue;
+      expect_clean([&] { ir::parse_comm_op(plan, r, n); });
     }
   }
 }

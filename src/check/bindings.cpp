@@ -9,7 +9,7 @@
 
 #include "common/errors.h"
 #include "common/memory_limit.h"
-#include "frontend/binding_side.h"
+#include "ir/binding_side.h"
 #include "ir/tensor_util.h"
 
 namespace onnx_tv::check {
@@ -66,7 +66,7 @@ ir::DType declared_dtype(const ir::Graph& g, const std::string& name) {
   return ir::DType::Float;
 }
 
-std::string region_text(const frontend::Region& r) {
+std::string region_text(const ir::Region& r) {
   std::string s = "[";
   for (size_t d = 0; d < r.start.size(); ++d)
     s += (d ? ", " : "") + std::to_string(r.start[d]) + ":" + std::to_string(r.end[d]);
@@ -83,7 +83,7 @@ ir::Tensor symbols(solver::Context& ctx, ir::DType dtype, const ir::Shape& shape
 
 // A rank input holds the spec's values, so it must be of the same kind: a bool or integer rank
 // input bound to a float spec input would let Where and Gather read reals as 0/1 or as rows.
-void check_kinds(const ir::Graph& spec, const ir::Graph& g, const frontend::Binding& b) {
+void check_kinds(const ir::Graph& spec, const ir::Graph& g, const ir::Binding& b) {
   auto kind = [](ir::DType t) {
     return t == ir::DType::Bool ? "bool" : ir::is_integer(t) ? "integer" : "float";
   };
@@ -132,7 +132,7 @@ ir::Shape rank_value_shape(const ir::Graph& g, const ResolvedBinding& rb) {
 
 }  // namespace
 
-ir::Shape region_shape(const frontend::Region& r) {
+ir::Shape region_shape(const ir::Region& r) {
   ir::Shape s(r.start.size());
   for (size_t d = 0; d < s.size(); ++d) s[d] = r.end[d] - r.start[d];
   return s;
@@ -151,7 +151,7 @@ std::optional<ir::Shape> static_shape(const ir::Graph& g, const std::string& nam
   return s;
 }
 
-BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan,
+BoundPlan resolve_bindings(const ir::Graph& spec, const ir::Plan& plan,
                            size_t memory_bytes) {
   // Said on its own: otherwise the first rank input met is "not bound", which reads as one
   // binding missing, not as bindings never written or written where onnx-tv does not look.
@@ -188,13 +188,13 @@ BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan,
     if (!spec_in && !spec_out)
       throw InputError(b.origin + ": '" + b.spec + "' is not a graph input, output or "
                        "initializer of the spec " + spec.file);
-    frontend::BindingNames side;
+    ir::BindingNames side;
     side.rank_input = n.inputs.count(b.value) && !n.produced.count(b.value);
     side.rank_initializer = rank_in && !side.rank_input;
     side.rank_output = rank_out;
     side.spec_in = spec_in;
     side.spec_out = spec_out;
-    const bool is_input = frontend::is_input_side(side);
+    const bool is_input = ir::is_input_side(side);
     if (is_input && !spec_in)
       throw InputError(b.origin + ": rank input '" + b.value + "' of " + g.file +
                        " is bound to spec '" + b.spec + "', which is not a spec graph input or "
@@ -206,7 +206,7 @@ BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan,
         throw_no_static_shape(spec, b.spec, b.origin + ": spec input '" + b.spec +
                                                 "' has no static shape in " + spec.file);
         // resolve_region's errors name the binding's origin already.
-      rb.region = frontend::resolve_region(b, plan.mesh, *shape);
+      rb.region = ir::resolve_region(b, plan.mesh, *shape);
       (void)rank_value_shape(g, rb);  // up front: no later phase meets a region of another shape
       check_kinds(spec, g, b);
       if (spec.initializers.count(b.spec)) out.symbolic_spec_values.insert(b.spec);
@@ -243,7 +243,7 @@ exec::Env spec_inputs(solver::Context& ctx, const ir::Graph& spec, const BoundPl
   return env;
 }
 
-std::vector<exec::Env> rank_inputs(solver::Context& ctx, const frontend::Plan& plan,
+std::vector<exec::Env> rank_inputs(solver::Context& ctx, const ir::Plan& plan,
                              const BoundPlan& bound, const exec::Env& spec_env) {
   std::vector<exec::Env> envs(plan.world_size);
   // Partial input sets: all addends but the last are free; the last closes the sum.

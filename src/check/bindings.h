@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "exec/executor.h"
-#include "frontend/plan.h"
+#include "ir/plan.h"
 #include "ir/graph.h"
 #include "solver/context.h"
 
@@ -17,8 +17,8 @@ namespace onnx_tv::check {
 
 // A binding with its region resolved and its side known.
 struct ResolvedBinding {
-  const frontend::Binding* binding;
-  frontend::Region region;
+  const ir::Binding* binding;
+  ir::Region region;
   bool is_input;  // the rank value is a graph input or initializer
 };
 
@@ -29,7 +29,7 @@ struct BoundPlan {
 
 // Classifies and resolves every binding. InputError for a binding that names no such value,
 // an input bound to a spec value that is not an input or initializer, shapes that differ.
-BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan,
+BoundPlan resolve_bindings(const ir::Graph& spec, const ir::Plan& plan,
                            size_t memory_bytes = 0);
 
 // The spec's starting environment: symbols for graph inputs and bound initializers, exact
@@ -37,11 +37,11 @@ BoundPlan resolve_bindings(const ir::Graph& spec, const frontend::Plan& plan,
 exec::Env spec_inputs(solver::Context& ctx, const ir::Graph& spec, const BoundPlan& bound);
 
 // Each rank's starting environment, from the spec's input values.
-std::vector<exec::Env> rank_inputs(solver::Context& ctx, const frontend::Plan& plan,
+std::vector<exec::Env> rank_inputs(solver::Context& ctx, const ir::Plan& plan,
                              const BoundPlan& bound, const exec::Env& spec_env);
 
 // The shape of a region: end - start per dimension.
-ir::Shape region_shape(const frontend::Region& r);
+ir::Shape region_shape(const ir::Region& r);
 
 // The declared shape of a graph input, output or initializer when fully static.
 std::optional<ir::Shape> static_shape(const ir::Graph& g, const std::string& name);

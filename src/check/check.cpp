@@ -138,7 +138,7 @@ enum class Instance { Ready, Refused, Again };
 // is out of reach. Again: an axis chosen to shrink cannot (its reason is added to `kept`),
 // or the plan with fewer ranks cannot be reduced at all; choose again.
 Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Graph& spec,
-                          const reduce::FewerRanks& fewer, frontend::Plan& plan,
+                          const reduce::FewerRanks& fewer, ir::Plan& plan,
                           exec::LinkedPlan& linked, BoundPlan& bound,
                           reduce::KeptWhole& kept, std::vector<reduce::SumSite>& sum_sites) {
   res.reduction.requested = options.reduce;
@@ -223,7 +223,7 @@ bool smaller_instance(const CheckResult& res) {
 // run (check/stage_cuts.h) compares each obligation as a whole-program run does, with
 // unfolding first; its UNKNOWN is left to the whole-program runs (see run()).
 std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
-                                const ir::Graph& spec, const frontend::Plan& plan,
+                                const ir::Graph& spec, const ir::Plan& plan,
                                 const exec::LinkedPlan& linked, const BoundPlan& bound,
                                 const Totals& totals, size_t define_above, bool staged) {
   solver::Context ctx;
@@ -378,7 +378,7 @@ constexpr size_t kDefineThresholds[] = {solver::Context::kDefineAbove, 64, 16};
 // The staged run, then the whole-program runs, on the instance reduce_or_refuse left; the first
 // run that finds its verdict cannot stand says why.
 std::optional<Retry> prove_all(CheckResult& res, const CheckOptions& options,
-                               const ir::Graph& spec, const frontend::Plan& plan,
+                               const ir::Graph& spec, const ir::Plan& plan,
                                const exec::LinkedPlan& linked, const BoundPlan& bound,
                                const Totals& totals) {
   res.stats.ranks = plan.world_size;
@@ -456,7 +456,7 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
                    const BoundPlan& full_bound, reduce::KeptWhole& kept) {
   const bool all = fewer.axes.empty();
   ir::Graph spec = full_spec;
-  frontend::Plan plan = fewer.plan;
+  ir::Plan plan = fewer.plan;
   exec::LinkedPlan linked =
       known.linked ? *known.linked : exec::link_plan(plan, run_limits(options).memory_bytes);
   BoundPlan bound = all && !fewer.micro_batch_count ? full_bound : BoundPlan{};
@@ -549,7 +549,7 @@ std::optional<reduce::MicroBatches> choose_micro_batches(
 // What the full plan looks like to every instance of one choice of fewer ranks.
 struct FullPlan {
   const ir::Graph& spec;
-  const frontend::Plan& plan;
+  const ir::Plan& plan;
   const BoundPlan& bound;
   Known first;  // what is known of the first instance's plan (the full plan when no axis shrinks)
 };
@@ -716,7 +716,7 @@ void run_pipeline(CheckResult& res, const std::string& spec_path, const std::str
   frontend::LoadOptions load;
   load.memory_bytes = memory;
   const ir::Graph full_spec = frontend::load_model(spec_path, load);
-  const frontend::Plan full_plan = frontend::load_plan(shards_dir, memory);
+  const ir::Plan full_plan = frontend::load_plan(shards_dir, memory);
   ir::check_well_formed(full_spec);
   for (const auto& g : full_plan.programs) ir::check_well_formed(*g);
   const BoundPlan full_bound = resolve_bindings(full_spec, full_plan, memory);

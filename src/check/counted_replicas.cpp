@@ -11,14 +11,14 @@ namespace onnx_tv::check {
 
 namespace {
 
-std::vector<size_t> axis_indices(const frontend::Mesh& mesh, const std::vector<std::string>& axes) {
+std::vector<size_t> axis_indices(const ir::Mesh& mesh, const std::vector<std::string>& axes) {
   std::vector<size_t> idx;
   for (const auto& a : axes)
     if (int64_t i = mesh.axis_index(a); i >= 0) idx.push_back(size_t(i));
   return idx;
 }
 
-bool spans(const frontend::Mesh& mesh, const std::vector<int64_t>& group,
+bool spans(const ir::Mesh& mesh, const std::vector<int64_t>& group,
            const std::vector<size_t>& axes) {
   const auto first = mesh.coords(group[0]);
   for (int64_t r : group) {
@@ -66,7 +66,7 @@ std::optional<size_t> common_term(solver::Context& ctx, const std::vector<const 
 
 }  // namespace
 
-std::optional<std::string> counted_replica_sum(solver::Context& ctx, const frontend::Plan& plan,
+std::optional<std::string> counted_replica_sum(solver::Context& ctx, const ir::Plan& plan,
                                                const exec::LinkedPlan& linked,
                                                const std::vector<exec::Env>& envs,
                                                const std::vector<std::string>& axes,
@@ -100,7 +100,7 @@ std::optional<std::string> counted_replica_sum(solver::Context& ctx, const front
   return std::nullopt;
 }
 
-std::optional<std::string> counted_partial_sum(solver::Context& ctx, const frontend::Plan& plan,
+std::optional<std::string> counted_partial_sum(solver::Context& ctx, const ir::Plan& plan,
                                                const std::vector<Obligation>& obs,
                                                const std::vector<exec::Env>& envs,
                                                const std::vector<std::string>& axes,
@@ -111,7 +111,7 @@ std::optional<std::string> counted_partial_sum(solver::Context& ctx, const front
     if (ob.members.size() < 2) continue;
     std::vector<int64_t> ranks;
     std::vector<const ir::Tensor*> ins;
-    for (const frontend::Binding* b : ob.members) {
+    for (const ir::Binding* b : ob.members) {
       auto it = envs[size_t(b->rank)].values.find(b->value);
       // A member bound by a local slice holds its addend inside a larger tensor: such sets are
       // not looked at (the guard only spares false alarms; the degree bound keeps soundness).
@@ -129,7 +129,7 @@ std::optional<std::string> counted_partial_sum(solver::Context& ctx, const front
 }
 
 std::optional<std::string> counted_micro_batch_sum(
-    solver::Context& ctx, const frontend::Plan& plan, const std::vector<exec::Env>& envs,
+    solver::Context& ctx, const ir::Plan& plan, const std::vector<exec::Env>& envs,
     const std::vector<std::vector<std::string>>& totals, size_t bodies, const ProofForm& form,
     const std::vector<std::pair<int64_t, size_t>>* nodes) {
   // Where rank r's node i is a sum of one value per micro-batch whose bodies share a term.

@@ -15,7 +15,7 @@
 #include "exec/linker.h"
 #include "check/obligations.h"
 #include "check/proof_form.h"
-#include "frontend/plan.h"
+#include "ir/plan.h"
 #include "solver/context.h"
 
 namespace onnx_tv::check {
@@ -30,7 +30,7 @@ struct CountedReplicas {
 // pieces are summed later) over a group that spans one of
 // `axes` (mesh axes of plan.mesh) has a term common to every member's input: "rank3.onnx:
 // AllReduce node '/x' (element 5)". nullopt when none has.
-std::optional<std::string> counted_replica_sum(solver::Context& ctx, const frontend::Plan& plan,
+std::optional<std::string> counted_replica_sum(solver::Context& ctx, const ir::Plan& plan,
                                                const exec::LinkedPlan& linked,
                                                const std::vector<exec::Env>& envs,
                                                const std::vector<std::string>& axes,
@@ -38,7 +38,7 @@ std::optional<std::string> counted_replica_sum(solver::Context& ctx, const front
 
 // The same for an output bound as a partial set whose members span one of `axes`: the spec
 // value is the members' sum, so a term every member holds counts them.
-std::optional<std::string> counted_partial_sum(solver::Context& ctx, const frontend::Plan& plan,
+std::optional<std::string> counted_partial_sum(solver::Context& ctx, const ir::Plan& plan,
                                                const std::vector<Obligation>& obs,
                                                const std::vector<exec::Env>& envs,
                                                const std::vector<std::string>& axes,
@@ -50,7 +50,7 @@ std::optional<std::string> counted_partial_sum(solver::Context& ctx, const front
 // `nodes`, when given, are the (rank, node index) pairs to judge, in that order (a stage's
 // own); else every node of every rank is.
 std::optional<std::string> counted_micro_batch_sum(
-    solver::Context& ctx, const frontend::Plan& plan, const std::vector<exec::Env>& envs,
+    solver::Context& ctx, const ir::Plan& plan, const std::vector<exec::Env>& envs,
     const std::vector<std::vector<std::string>>& totals, size_t bodies, const ProofForm& form,
     const std::vector<std::pair<int64_t, size_t>>* nodes = nullptr);
 

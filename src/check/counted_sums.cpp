@@ -141,7 +141,7 @@ bool products_count(solver::Context& ctx, const ir::Tensor& a, size_t ax, const 
 }  // namespace
 
 std::optional<CountedSum> confirm_sums(solver::Context& ctx, const std::vector<reduce::SumSite>& sites,
-                  const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
+                  const ir::Graph& spec, const exec::Env& spec_env, const ir::Plan& plan,
                   const std::vector<exec::Env>& envs, const ProofForm& form,
                   SumProducers* known) {
   // The node producing each output, per program (rewriting moves nodes, not their outputs).

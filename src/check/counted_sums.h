@@ -14,7 +14,7 @@
 #include <optional>
 
 #include "check/proof_form.h"
-#include "frontend/plan.h"
+#include "ir/plan.h"
 #include "ir/graph.h"
 #include "reduce/sum_site.h"
 #include "solver/context.h"
@@ -36,7 +36,7 @@ struct CountedSum {
 // `producers` when given, for a caller that confirms sites a few at a time.
 using SumProducers = std::map<const ir::Graph*, std::unordered_map<std::string, size_t>>;
 std::optional<CountedSum> confirm_sums(solver::Context& ctx, const std::vector<reduce::SumSite>& sites,
-                  const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
+                  const ir::Graph& spec, const exec::Env& spec_env, const ir::Plan& plan,
                   const std::vector<exec::Env>& envs, const ProofForm& form,
                   SumProducers* producers = nullptr);
 

@@ -18,7 +18,7 @@ std::vector<int64_t> add(const std::vector<int64_t>& a, const std::vector<int64_
 
 // Builds the NOT EQUIVALENT (or UNKNOWN) result for a failing obligation.
 void explain_failure(CheckResult& res, solver::Context& ctx, WitnessSearch& search,
-                     const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
+                     const ir::Graph& spec, const exec::Env& spec_env, const ir::Plan& plan,
                      const exec::LinkedPlan& linked, const std::vector<exec::Env>& envs,
                      const std::vector<Obligation>& obs, const Failure& f) {
   const Obligation& ob = obs[f.obligation];
@@ -63,7 +63,7 @@ void explain_failure(CheckResult& res, solver::Context& ctx, WitnessSearch& sear
 }  // namespace
 
 void report_failures(CheckResult& res, solver::Context& ctx, WitnessSearch& search,
-                     const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
+                     const ir::Graph& spec, const exec::Env& spec_env, const ir::Plan& plan,
                      const exec::LinkedPlan& linked, const std::vector<exec::Env>& envs,
                      const std::vector<Obligation>& obs,
                      std::vector<Failure>& failed) {

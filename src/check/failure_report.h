@@ -16,7 +16,7 @@ namespace onnx_tv::check {
 // Orders `failed`, names every refuted spec output in res.failing_outputs, and explains the
 // first in res (verdict, mismatch, message).
 void report_failures(CheckResult& res, solver::Context& ctx, WitnessSearch& search,
-                     const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
+                     const ir::Graph& spec, const exec::Env& spec_env, const ir::Plan& plan,
                      const exec::LinkedPlan& linked, const std::vector<exec::Env>& envs,
                      const std::vector<Obligation>& obs, std::vector<Failure>& failed);
 

@@ -1,6 +1,7 @@
 #include "check/locate.h"
 
 #include "check/misused_collective.h"
+#include "ir/comm_parse.h"
 #include "ops/registry.h"
 
 #include <algorithm>
@@ -56,7 +57,7 @@ void add_node(Dataflow& df, int64_t rank, const ir::Node& node, size_t index,
   // Collectives carry partial sums; an op carries them by its schema's linearity: jointly
   // linear ops always, Mul and Div only when their other operands are constants.
   const ops::OpSchema* schema = ops::schema_of(node);
-  bool linear = frontend::is_comm_op(node) ||
+  bool linear = ir::is_comm_op(node) ||
                 (schema && schema->traits.linearity == ops::Linearity::Joint);
   if (schema && schema->traits.linearity == ops::Linearity::EachAlone) {
     for (size_t k = 0; k < node.inputs.size() && !linear; ++k) {
@@ -79,7 +80,7 @@ void add_node(Dataflow& df, int64_t rank, const ir::Node& node, size_t index,
   }
 }
 
-Dataflow build_dataflow(const ir::Graph& spec, const frontend::Plan& plan,
+Dataflow build_dataflow(const ir::Graph& spec, const ir::Plan& plan,
                         const exec::LinkedPlan& linked, const IsConstant& is_constant) {
   Dataflow df;
   for (size_t i = 0; i < spec.nodes.size(); ++i) add_node(df, -1, spec.nodes[i], i, is_constant);
@@ -241,7 +242,7 @@ std::optional<size_t> first_unexplained(const solver::Context& ctx, const Datafl
                                         const exec::Env& spec_env, const std::vector<exec::Env>& envs,
                                         const std::set<size_t>& addends,
                                         PartialProbe* probe, Namesakes* names,
-                                        const frontend::Plan* plan) {
+                                        const ir::Plan* plan) {
   const size_t n = df.tensors.size();
   std::vector<bool> in_cone = cone(df, roots);
   std::vector<bool> side(n), matched(n), recovers(n, false), partial_ok(n, false);
@@ -357,7 +358,7 @@ std::optional<size_t> first_scaled(solver::Context& ctx, const Dataflow& df,
   return std::nullopt;
 }
 
-NodeRef node_ref(const Dataflow& df, size_t t, const ir::Graph& spec, const frontend::Plan& plan) {
+NodeRef node_ref(const Dataflow& df, size_t t, const ir::Graph& spec, const ir::Plan& plan) {
   const auto [rank, index] = df.producer[t];
   const ir::Graph& g = rank < 0 ? spec : plan.program_of(rank);
   const ir::Node& node = g.nodes[index];
@@ -372,7 +373,7 @@ NodeRef node_ref(const Dataflow& df, size_t t, const ir::Graph& spec, const fron
 
 }  // namespace
 
-Location locate(solver::Context& ctx, const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
+Location locate(solver::Context& ctx, const ir::Graph& spec, const exec::Env& spec_env, const ir::Plan& plan,
                 const exec::LinkedPlan& linked, const std::vector<exec::Env>& envs,
                 const std::vector<Obligation>& obligations, size_t failing) {
   auto is_constant = [&](int64_t rank, const std::string& name) {

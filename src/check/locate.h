@@ -33,7 +33,7 @@ struct Location {
   std::optional<NodeRef> rank_node;
 };
 
-Location locate(solver::Context& ctx, const ir::Graph& spec, const exec::Env& spec_env, const frontend::Plan& plan,
+Location locate(solver::Context& ctx, const ir::Graph& spec, const exec::Env& spec_env, const ir::Plan& plan,
                 const exec::LinkedPlan& linked, const std::vector<exec::Env>& envs,
                 const std::vector<Obligation>& obligations, size_t failing);
 

@@ -35,7 +35,7 @@ bool reduces(ir::CommKind k) {
 
 // The tensor `name` was taken from by ops that only move or select data (a Slice of a chunk, a
 // Reshape), on `rank`; itself when it was computed.
-std::string moved_from(const frontend::Plan& plan, const exec::Env& env, int64_t rank,
+std::string moved_from(const ir::Plan& plan, const exec::Env& env, int64_t rank,
                        const std::string& name) {
   auto it = env.producer.find(name);
   if (it == env.producer.end()) return name;
@@ -69,7 +69,7 @@ bool adds_up(solver::Context& ctx, const exec::Step& s, const std::vector<exec::
 }  // namespace
 
 std::optional<MisusedCollective> find_misused_collective(
-    solver::Context& ctx, const frontend::Plan& plan, const exec::LinkedPlan& linked,
+    solver::Context& ctx, const ir::Plan& plan, const exec::LinkedPlan& linked,
     const std::vector<exec::Env>& envs,
     const std::unordered_set<solver::Value, solver::ValueHash>& spec_values, const OnPath& on_path) {
   std::optional<ScaledIndex> index;

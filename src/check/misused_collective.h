@@ -26,7 +26,7 @@ struct MisusedCollective {
 using OnPath = std::function<bool(int64_t rank, const std::string& tensor)>;
 
 std::optional<MisusedCollective> find_misused_collective(
-    solver::Context& ctx, const frontend::Plan& plan, const exec::LinkedPlan& linked,
+    solver::Context& ctx, const ir::Plan& plan, const exec::LinkedPlan& linked,
     const std::vector<exec::Env>& envs,
     const std::unordered_set<solver::Value, solver::ValueHash>& spec_values, const OnPath& on_path);
 

@@ -11,7 +11,7 @@ namespace onnx_tv::check {
 namespace {
 
 // Marks the region in a coverage mask of the spec value's shape.
-void cover(std::vector<char>& mask, const ir::Shape& shape, const frontend::Region& r) {
+void cover(std::vector<char>& mask, const ir::Shape& shape, const ir::Region& r) {
   const auto st = ir::strides(shape);
   const ir::Shape rs = region_shape(r);
   const int64_t n = ir::element_count(rs);
@@ -25,7 +25,7 @@ void cover(std::vector<char>& mask, const ir::Shape& shape, const frontend::Regi
 
 }  // namespace
 
-std::vector<Obligation> build_obligations(const ir::Graph& spec, const frontend::Plan& plan,
+std::vector<Obligation> build_obligations(const ir::Graph& spec, const ir::Plan& plan,
                                           const BoundPlan& bound, const exec::Env& spec_env,
                                           const std::vector<exec::Env>& envs,
                                           std::vector<std::string>& unused) {
@@ -39,9 +39,9 @@ std::vector<Obligation> build_obligations(const ir::Graph& spec, const frontend:
     if (rb.is_input) continue;
     const auto& b = *rb.binding;
     const ir::Tensor& whole = spec_env.values.at(b.spec);
-    frontend::Region region;
+    ir::Region region;
     // resolve_region's errors name the binding's origin already.
-    region = frontend::resolve_region(b, plan.mesh, whole.shape);
+    region = ir::resolve_region(b, plan.mesh, whole.shape);
     const ir::Tensor& mine = envs[b.rank].values.at(b.value);
     if (mine.shape != region_shape(region))
       throw InputError(b.origin + ": output '" + b.value + "' of rank " + std::to_string(b.rank) +
@@ -83,7 +83,7 @@ std::vector<Obligation> build_obligations(const ir::Graph& spec, const frontend:
   return obs;
 }
 
-int64_t spec_offset(const ir::Shape& spec_shape, const frontend::Region& r, int64_t offset) {
+int64_t spec_offset(const ir::Shape& spec_shape, const ir::Region& r, int64_t offset) {
   auto idx = ir::unravel(offset, region_shape(r));
   const auto st = ir::strides(spec_shape);
   int64_t off = 0;

@@ -13,14 +13,14 @@ namespace onnx_tv::check {
 // One thing to prove: a spec region equals a rank value (replica) or the sum of a partial set.
 struct Obligation {
   std::string spec;
-  frontend::Region region;
-  std::vector<const frontend::Binding*> members;  // one for a replica
+  ir::Region region;
+  std::vector<const ir::Binding*> members;  // one for a replica
 };
 
 // Resolves output bindings against the computed spec shapes and groups partial sets. InputError
 // when a spec output is not covered element for element, or a rank value has the wrong shape.
 // Rank graph outputs that no binding names are returned in `unused`.
-std::vector<Obligation> build_obligations(const ir::Graph& spec, const frontend::Plan& plan,
+std::vector<Obligation> build_obligations(const ir::Graph& spec, const ir::Plan& plan,
                                           const BoundPlan& bound, const exec::Env& spec_env,
                                           const std::vector<exec::Env>& envs,
                                           std::vector<std::string>& unused);
@@ -57,7 +57,7 @@ std::vector<Failure> failures(solver::Context& ctx, const std::vector<Obligation
                               const CompareValues& compare, int64_t& compared, bool& by_cases);
 
 // The offset in the spec value of the element at `offset` (row-major) inside a region.
-int64_t spec_offset(const ir::Shape& spec_shape, const frontend::Region& r, int64_t offset);
+int64_t spec_offset(const ir::Shape& spec_shape, const ir::Region& r, int64_t offset);
 
 // The value of an obligation's plan side at one region offset.
 solver::Value plan_value(solver::Context& ctx, const Obligation& ob,

@@ -136,7 +136,7 @@ class KeyWriter {
       out_ += "L" + std::to_string(slot) + (s.leaves ? "!" : "") + declared(g, o);
       if (auto it = in_.marks.find({program, o}); it != in_.marks.end()) out_ += "#" + it->second;
       if (auto it = in_.bound.find({program, o}); it != in_.bound.end())
-        for (const frontend::Binding* b : it->second) binding(program, *b);
+        for (const ir::Binding* b : it->second) binding(program, *b);
       out_ += ",";
       made_ = ++slot;
     }
@@ -146,13 +146,13 @@ class KeyWriter {
   // A binding of this output: the other side (made here, from outside, or not yet made) and
   // what the binding says of the region, with the rank's coordinates along the mesh axes its
   // placements shard or sum over.
-  void binding(int64_t program, const frontend::Binding& b) {
-    const std::string key = frontend::binding_key(b);
+  void binding(int64_t program, const ir::Binding& b) {
+    const std::string key = ir::binding_key(b);
     out_ += "{B" + (program < 0 ? rank(b.rank) + ":" + other(b.rank, b.value) : other(-1, b.spec)) +
             key.substr(key.find('\n', key.find('\n') + 1));  // without the two names
     if (in_.plan.mesh)
       for (size_t a = 0; a < b.placements.size() && a < in_.plan.mesh->axes.size(); ++a)
-        if (b.placements[a].kind != frontend::Placement::Kind::Replicate)
+        if (b.placements[a].kind != ir::Placement::Kind::Replicate)
           out_ += "@" + std::to_string(in_.plan.mesh->coords(b.rank)[a]);
     out_ += "}";
   }

@@ -15,7 +15,7 @@
 
 #include "exec/executor.h"
 #include "exec/linker.h"
-#include "frontend/plan.h"
+#include "ir/plan.h"
 #include "ir/graph.h"
 #include "reduce/sum_site.h"
 #include "solver/context.h"
@@ -40,7 +40,7 @@ struct StageUnits {
 // What the text reads besides the stage's units.
 struct StageKeyInputs {
   const ir::Graph& spec;
-  const frontend::Plan& plan;
+  const ir::Plan& plan;
   const exec::LinkedPlan& linked;
   const exec::Env& spec_env;
   const std::vector<exec::Env>& envs;
@@ -52,7 +52,7 @@ struct StageKeyInputs {
   const std::vector<std::string>& guarded_axes;
   // The output bindings naming each value, by (rank, value) and by (-1, spec output): the
   // obligations a stage completes are part of what it proves.
-  const std::map<std::pair<int64_t, std::string>, std::vector<const frontend::Binding*>>& bound;
+  const std::map<std::pair<int64_t, std::string>, std::vector<const ir::Binding*>>& bound;
 };
 
 struct StageKey {

@@ -60,7 +60,7 @@ std::unordered_map<std::string, int64_t> spec_params(const ir::Graph& spec, cons
 
 }  // namespace
 
-StagePartition partition_stages(const ir::Graph& spec, const frontend::Plan& plan,
+StagePartition partition_stages(const ir::Graph& spec, const ir::Plan& plan,
                                 const exec::LinkedPlan& linked, const BoundPlan& bound) {
   const auto index = spec_params(spec, bound);
   const int64_t params = int64_t(index.size());

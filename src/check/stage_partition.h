@@ -12,7 +12,7 @@
 
 #include "check/bindings.h"
 #include "exec/linker.h"
-#include "frontend/plan.h"
+#include "ir/plan.h"
 #include "ir/graph.h"
 
 namespace onnx_tv::check {
@@ -25,7 +25,7 @@ struct StagePartition {
   int64_t stages = 0;
 };
 
-StagePartition partition_stages(const ir::Graph& spec, const frontend::Plan& plan,
+StagePartition partition_stages(const ir::Graph& spec, const ir::Plan& plan,
                                 const exec::LinkedPlan& linked, const BoundPlan& bound);
 
 // The labelling itself, over units in a dataflow order: each unit's producers (earlier units)

@@ -37,7 +37,7 @@ struct Record {
 class StageRun {
  public:
   StageRun(CheckResult& res, const CheckOptions& options, const ir::Graph& spec,
-           const frontend::Plan& plan, const exec::LinkedPlan& linked, const BoundPlan& bound,
+           const ir::Plan& plan, const exec::LinkedPlan& linked, const BoundPlan& bound,
            const exec::RunLimits& limits, const StageGuards& guards)
       : res_(res), options_(options), spec_(spec), plan_(plan), linked_(linked), bound_(bound),
         limits_(limits), guards_(guards), cuts_(ctx_, spec, limits::kStagedMaxTerms),
@@ -532,8 +532,8 @@ class StageRun {
         continue;
       }
       std::map<std::tuple<std::vector<int64_t>, std::vector<int64_t>, std::string>, size_t> sets;
-      for (const frontend::Binding* b : it->second) {
-        const frontend::Region region = frontend::resolve_region(*b, plan_.mesh, whole->second.shape);
+      for (const ir::Binding* b : it->second) {
+        const ir::Region region = ir::resolve_region(*b, plan_.mesh, whole->second.shape);
         if (!region.partial) {
           waiting_.push_back({b->spec, region, {b}});
           continue;
@@ -547,7 +547,7 @@ class StageRun {
     std::vector<Obligation> later;
     for (Obligation& ob : waiting_) {
       bool ready = true;
-      for (const frontend::Binding* b : ob.members) {
+      for (const ir::Binding* b : ob.members) {
         auto v = envs_[size_t(b->rank)].values.find(b->value);
         // A value of the wrong shape is the report's to name (build_obligations, at the end).
         ready &= v != envs_[size_t(b->rank)].values.end() &&
@@ -580,7 +580,7 @@ class StageRun {
     if (guards_.count_guard && ob.members.size() > 1 && !reused)
       if (auto where = counted_partial_sum(ctx_, plan_, {ob}, envs_, guards_.rank_axes, form_))
         throw NotApplicable("a partial set counts its ranks: " + *where);
-    const frontend::Binding* last = ob.members.back();
+    const ir::Binding* last = ob.members.back();
     ir::Tensor& mine = envs_[size_t(last->rank)].values.at(last->value);
     for (int64_t i = 0; i < n; ++i) {
       solver::Value v = whole.data[size_t(spec_offset(whole.shape, ob.region, i))];
@@ -599,7 +599,7 @@ class StageRun {
       return it == last_read_.end() || it->second <= current_;
     };
     if (unread({-1, ob.spec})) done.insert({-1, ob.spec});
-    for (const frontend::Binding* b : ob.members)
+    for (const ir::Binding* b : ob.members)
       if (unread({b->rank, b->value})) done.insert({b->rank, b->value});
     std::erase_if(open_, [&](const Name& n) { return done.count(n) > 0; });
     settled_.insert(settled_.end(), done.begin(), done.end());
@@ -651,7 +651,7 @@ class StageRun {
   CheckResult& res_;
   const CheckOptions& options_;
   const ir::Graph& spec_;
-  const frontend::Plan& plan_;
+  const ir::Plan& plan_;
   const exec::LinkedPlan& linked_;
   const BoundPlan& bound_;
   const exec::RunLimits& limits_;
@@ -663,7 +663,7 @@ class StageRun {
   std::vector<exec::Env> envs_;
   std::map<Name, std::string> marks_;
   std::map<Name, std::vector<size_t>> sites_;  // sum sites by their output
-  std::map<Name, std::vector<const frontend::Binding*>> bound_outputs_;  // stage_key.h
+  std::map<Name, std::vector<const ir::Binding*>> bound_outputs_;  // stage_key.h
   SumProducers sum_producers_;
   solver::Context::AtomImages general_;  // atom -> the symbols standing for it
   std::vector<solver::AtomId> made_;
@@ -675,7 +675,7 @@ class StageRun {
   size_t current_ = 0;                          // the stage being proven
   std::set<std::string> spec_outputs_;  // values that left stages not yet closed
   ProofForm form_;  // what the current stage's comparisons unfolded
-  std::map<std::string, std::vector<const frontend::Binding*>> unresolved_;  // by spec output
+  std::map<std::string, std::vector<const ir::Binding*>> unresolved_;  // by spec output
   std::vector<Obligation> waiting_;
   std::unordered_map<std::string, Record> known_;
 };
@@ -683,7 +683,7 @@ class StageRun {
 }  // namespace
 
 bool prove_by_stages(CheckResult& res, const CheckOptions& options, const ir::Graph& spec,
-                     const frontend::Plan& plan, const exec::LinkedPlan& linked,
+                     const ir::Plan& plan, const exec::LinkedPlan& linked,
                      const BoundPlan& bound, const exec::RunLimits& limits,
                      const StageGuards& guards, StageCounts& counts, std::string& why_not) {
   return StageRun(res, options, spec, plan, linked, bound, limits, guards).run(counts, why_not);

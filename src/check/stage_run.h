@@ -26,7 +26,7 @@
 #include "check/check.h"
 #include "exec/executor.h"
 #include "exec/linker.h"
-#include "frontend/plan.h"
+#include "ir/plan.h"
 #include "ir/graph.h"
 #include "reduce/sum_site.h"
 
@@ -53,7 +53,7 @@ struct StageCounts {
 // EQUIVALENT); false: this way does not conclude, and `why_not` says why (the caller then
 // proves the plan whole). Input errors throw as the whole-program run's do.
 bool prove_by_stages(CheckResult& res, const CheckOptions& options, const ir::Graph& spec,
-                     const frontend::Plan& plan, const exec::LinkedPlan& linked,
+                     const ir::Plan& plan, const exec::LinkedPlan& linked,
                      const BoundPlan& bound, const exec::RunLimits& limits,
                      const StageGuards& guards, StageCounts& counts, std::string& why_not);
 

@@ -6,6 +6,7 @@
 
 #include "common/memory_limit.h"
 #include "common/errors.h"
+#include "ir/comm_parse.h"
 #include "ops/registry.h"
 
 namespace onnx_tv::exec {
@@ -67,7 +68,7 @@ void hint_misplaced_collective(Error& e, const ir::Node& node) {
   static const char* const names[] = {"AllReduce", "AllGather", "ReduceScatter", "AllToAll",
                                       "Broadcast", "Send",      "Recv"};
   if (std::find(std::begin(names), std::end(names), node.op_type) == std::end(names)) return;
-  if (frontend::is_comm_op(node) || ops::schema_of(node)) return;  // not a failed op lookup
+  if (ir::is_comm_op(node) || ops::schema_of(node)) return;  // not a failed op lookup
   e.add_hint("collectives and Send/Recv belong to domain \"onnx_tv\" (plan-format section 5), "
              "not '" + (node.domain.empty() ? std::string("ai.onnx") : node.domain) + "'");
 }
@@ -90,7 +91,7 @@ void run_node_at(solver::Context& ctx, const ir::Graph& g, Env& env, size_t i,
   run_one(ctx, g, env, i, limits, hook);
 }
 
-void run_step(solver::Context& ctx, const frontend::Plan& plan, const Step& step,
+void run_step(solver::Context& ctx, const ir::Plan& plan, const Step& step,
               std::vector<Env>& envs, const RunLimits& limits, const TensorHook& hook) {
   if (step.kind == Step::Kind::Node) {
     const auto& m = step.members[0];
@@ -130,7 +131,7 @@ void run_step(solver::Context& ctx, const frontend::Plan& plan, const Step& step
   }
 }
 
-void run_plan(solver::Context& ctx, const frontend::Plan& plan, const LinkedPlan& linked,
+void run_plan(solver::Context& ctx, const ir::Plan& plan, const LinkedPlan& linked,
               std::vector<Env>& envs, const RunLimits& limits, const StepCallback& cb,
               const TensorHook& hook) {
   int64_t done = 0;

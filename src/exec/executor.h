@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "exec/linker.h"
-#include "frontend/plan.h"
+#include "ir/plan.h"
 #include "ir/graph.h"
 #include "solver/context.h"
 
@@ -46,7 +46,7 @@ void run_graph(solver::Context& ctx, const ir::Graph& g, Env& env, const RunLimi
                const StepCallback& cb = {}, const TensorHook& hook = {});
 
 // Runs the linked plan; envs[r] holds rank r's inputs and initializers already.
-void run_plan(solver::Context& ctx, const frontend::Plan& plan, const LinkedPlan& linked,
+void run_plan(solver::Context& ctx, const ir::Plan& plan, const LinkedPlan& linked,
               std::vector<Env>& envs, const RunLimits& limits, const StepCallback& cb = {},
               const TensorHook& hook = {});
 
@@ -55,7 +55,7 @@ void run_plan(solver::Context& ctx, const frontend::Plan& plan, const LinkedPlan
 // (check/stage_run.h runs it stage by stage).
 void run_node_at(solver::Context& ctx, const ir::Graph& g, Env& env, size_t i,
                  const RunLimits& limits, const TensorHook& hook = {});
-void run_step(solver::Context& ctx, const frontend::Plan& plan, const Step& step,
+void run_step(solver::Context& ctx, const ir::Plan& plan, const Step& step,
               std::vector<Env>& envs, const RunLimits& limits, const TensorHook& hook = {});
 
 // Declared static sizes of graph outputs and value_info that contradict the computed shapes

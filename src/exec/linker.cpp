@@ -8,6 +8,7 @@
 
 #include "common/errors.h"
 #include "common/memory_limit.h"
+#include "ir/comm_parse.h"
 #include "ir/producers.h"
 
 namespace onnx_tv::exec {
@@ -20,7 +21,7 @@ std::string group_string(const std::vector<int64_t>& g) {
   return s + "]";
 }
 
-std::string where(const frontend::Plan& plan, int64_t rank, size_t node_index) {
+std::string where(const ir::Plan& plan, int64_t rank, size_t node_index) {
   const ir::Graph& g = plan.program_of(rank);
   return g.nodes[node_index].describe(node_index) + " of rank " + std::to_string(rank) + " (" +
          g.file + ")";
@@ -44,7 +45,7 @@ struct InstanceKey {
 
 class Linker {
  public:
-  Linker(const frontend::Plan& plan, size_t memory_bytes)
+  Linker(const ir::Plan& plan, size_t memory_bytes)
       : plan_(plan), memory_bytes_(memory_bytes) {}
 
   LinkedPlan run() {
@@ -62,13 +63,13 @@ class Linker {
       const std::string phase = "linking the ranks, rank " + std::to_string(r);
       for (size_t i = 0; i < g.nodes.size(); ++i) {
         check_memory(memory_bytes_, phase);
-        if (!frontend::is_comm_op(g.nodes[i])) {
+        if (!ir::is_comm_op(g.nodes[i])) {
           Step s;
           s.members.push_back({r, i, {}});
           steps_.push_back(std::move(s));
           continue;
         }
-        ir::CommOp op = frontend::parse_comm_op(plan_, r, i);
+        ir::CommOp op = ir::parse_comm_op(plan_, r, i);
         if (op.kind == ir::CommKind::Send) {
           sends_[{r, op.peer, op.tag}].push_back({r, i, op});
         } else if (op.kind == ir::CommKind::Recv) {
@@ -234,7 +235,7 @@ class Linker {
   }
 
   using P2PKey = std::tuple<int64_t, int64_t, int64_t>;  // sender, receiver, tag
-  const frontend::Plan& plan_;
+  const ir::Plan& plan_;
   const size_t memory_bytes_;
   std::vector<Step> steps_;
   std::map<InstanceKey, std::vector<Step::Member>> instances_;
@@ -245,7 +246,7 @@ class Linker {
 
 }  // namespace
 
-LinkedPlan link_plan(const frontend::Plan& plan, size_t memory_bytes) {
+LinkedPlan link_plan(const ir::Plan& plan, size_t memory_bytes) {
   return Linker(plan, memory_bytes).run();
 }
 

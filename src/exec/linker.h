@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "frontend/plan.h"
+#include "ir/plan.h"
 #include "ir/comm.h"
 
 namespace onnx_tv::exec {
@@ -35,6 +35,6 @@ struct LinkedPlan {
 // InputError naming the op, rank and group for unmatched or misordered collectives, unmatched
 // Send/Recv, and dependency cycles across ranks; ResourceLimit past `memory_bytes` of resident
 // memory (0: no limit).
-LinkedPlan link_plan(const frontend::Plan& plan, size_t memory_bytes = 0);
+LinkedPlan link_plan(const ir::Plan& plan, size_t memory_bytes = 0);
 
 }  // namespace onnx_tv::exec

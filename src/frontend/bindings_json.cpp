@@ -71,15 +71,6 @@ Placement parse_placement(const std::string& text, const std::string& where) {
                        "' (expected Shard(d), Replicate(), Partial() or Partial(sum))");
 }
 
-std::string placement_name(const Placement& p) {
-  switch (p.kind) {
-    case Placement::Kind::Shard: return "Shard(" + std::to_string(p.dim) + ")";
-    case Placement::Kind::Replicate: return "Replicate()";
-    case Placement::Kind::Partial: return "Partial()";
-  }
-  return "?";
-}
-
 std::vector<Binding> parse_binding(const Json& j, const std::string& origin,
                                    const BindingScope& scope) {
   json_object(j, origin);

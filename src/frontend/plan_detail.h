@@ -11,6 +11,18 @@
 
 #include "frontend/plan.h"
 
+namespace onnx_tv::frontend {
+
+// The plan's data types, by their short names inside the reader.
+using ir::Binding;
+using ir::Mesh;
+using ir::Placement;
+using ir::placement_name;
+using ir::Plan;
+using ir::SliceEntry;
+
+}  // namespace onnx_tv::frontend
+
 namespace onnx_tv::frontend::detail {
 
 using Json = nlohmann::json;

@@ -187,7 +187,7 @@ class Walker {
 
 }  // namespace
 
-std::optional<KeepRanks> check_count_degrees(Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
+std::optional<KeepRanks> check_count_degrees(Inference& inf, const ir::Graph& spec, const ir::Plan& plan,
                          const exec::LinkedPlan& linked, const std::vector<BoundRegion>& bound,
                          const std::vector<std::vector<std::string>>& totals) {
   std::vector<Var> counts;
@@ -263,7 +263,7 @@ std::optional<KeepRanks> check_count_degrees(Inference& inf, const ir::Graph& sp
   // Every obligation: a rank output bound to a spec value. A partial set sums its addends over
   // ranks, which may lie along any count.
   for (const BoundRegion& b : bound) {
-    const frontend::Binding& fb = *b.binding;
+    const ir::Binding& fb = *b.binding;
     const auto& rd = rank_deg[size_t(fb.rank)];
     auto rv = rd.find(fb.value);
     auto sv = spec_deg.find(fb.spec);

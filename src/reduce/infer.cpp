@@ -6,7 +6,7 @@
 
 #include "common/errors.h"
 #include "common/memory_limit.h"
-#include "frontend/binding_side.h"
+#include "ir/binding_side.h"
 #include "reduce/infer.h"
 #include "reduce/micro_batches.h"
 #include "reduce/reduce_detail.h"
@@ -86,7 +86,7 @@ const DimValue& value_of(ProgramDims& p, const std::string& name, const std::str
 // The count of a collective's group as the product of its mesh axes' counts at full size,
 // when the group is every rank kept along those axes in row-major order (the rank-generic
 // group_axes form); `plan_mesh` is the mesh of the ranks kept.
-std::optional<Axis> group_count(Inference& inf, const frontend::Mesh* plan_mesh,
+std::optional<Axis> group_count(Inference& inf, const ir::Mesh* plan_mesh,
                                 const std::vector<int64_t>& group) {
   const std::vector<size_t> axes = spanned_axes(inf, group);
   if (axes.empty() || !plan_mesh) return std::nullopt;
@@ -112,7 +112,7 @@ void fix_spanned(Inference& inf, const std::vector<int64_t>& group, const std::s
   for (size_t a : spanned_axes(inf, group)) inf.dims.fix(inf.mesh_counts[a], why);
 }
 
-void run_comm(Inference& inf, const frontend::Plan& plan, const exec::Step& step) {
+void run_comm(Inference& inf, const ir::Plan& plan, const exec::Step& step) {
   using ir::CommKind;
   const auto& first = step.members[0];
   ProgramDims& p0 = inf.ranks[size_t(first.rank)];
@@ -228,13 +228,13 @@ namespace {
 
 // The count of the pieces the placements of `b` cut spec dimension d into, as mesh axes'
 // counts (none when b gives an explicit slice, which placements would cut within).
-std::optional<Axis> placement_count(Inference& inf, const frontend::Binding* b, size_t d,
+std::optional<Axis> placement_count(Inference& inf, const ir::Binding* b, size_t d,
                                     size_t dims) {
   if (!b || !inf.full_mesh || b->placements.empty() || b->slice) return std::nullopt;
   Axis out;
   for (size_t a = 0; a < b->placements.size(); ++a) {
-    const frontend::Placement& p = b->placements[a];
-    if (p.kind != frontend::Placement::Kind::Shard) continue;
+    const ir::Placement& p = b->placements[a];
+    if (p.kind != ir::Placement::Kind::Shard) continue;
     const int64_t pd = p.dim < 0 ? p.dim + int64_t(dims) : p.dim;
     if (pd == int64_t(d)) out.insert(out.end(), inf.mesh_counts[a].begin(), inf.mesh_counts[a].end());
   }
@@ -244,8 +244,8 @@ std::optional<Axis> placement_count(Inference& inf, const frontend::Binding* b, 
 }  // namespace
 
 void bind_region(Inference& inf, const DimShape& spec, const DimShape& rank,
-                 const frontend::Region& region, const std::string& why,
-                 const frontend::Binding* binding, std::optional<size_t> micro_batch_dim) {
+                 const ir::Region& region, const std::string& why,
+                 const ir::Binding* binding, std::optional<size_t> micro_batch_dim) {
   if (spec.size() != rank.size()) throw NotApplicable(why + ": ranks differ");
   for (size_t d = 0; d < spec.size(); ++d) {
     int64_t s = region.start[d];
@@ -290,7 +290,7 @@ void bind_region(Inference& inf, const DimShape& spec, const DimShape& rank,
   }
 }
 
-void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
+void run_inference(Inference& inf, const ir::Graph& spec, const ir::Plan& plan,
                    const exec::LinkedPlan& linked, const FewerRanks& fewer,
                    std::vector<BoundRegion>& bound) {
   inf.full_mesh = fewer.full_mesh;
@@ -319,10 +319,10 @@ void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& 
   inf.spec.label = spec.file.empty() ? "spec.onnx" : spec.file;
   std::set<std::string> spec_bound;
   std::vector<std::set<std::string>> rank_bound(size_t(plan.world_size));
-  for (const frontend::Binding& b : plan.bindings) {
+  for (const ir::Binding& b : plan.bindings) {
     if (b.rank < 0 || b.rank >= plan.world_size) continue;
     // A constant a rank passes out (an output binding) stays constant data.
-    if (!frontend::is_input_binding(b, plan.program_of(b.rank), spec)) continue;
+    if (!ir::is_input_binding(b, plan.program_of(b.rank), spec)) continue;
     spec_bound.insert(b.spec);
     rank_bound[size_t(b.rank)].insert(b.value);
   }
@@ -344,11 +344,11 @@ void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& 
       run_comm(inf, plan, step);
     }
   }
-  for (const frontend::Binding& fb : plan.bindings) {
+  for (const ir::Binding& fb : plan.bindings) {
     const DimValue& sv = value_of(inf.spec, fb.spec, fb.origin);
-    frontend::Binding at_full = fb;  // the region it holds in the full plan
+    ir::Binding at_full = fb;  // the region it holds in the full plan
     at_full.rank = inf.original[size_t(fb.rank)];
-    BoundRegion b{&fb, frontend::resolve_region(at_full, inf.full_mesh, inf.dims.full_shape(sv.dims))};
+    BoundRegion b{&fb, ir::resolve_region(at_full, inf.full_mesh, inf.dims.full_shape(sv.dims))};
     bound.push_back(b);
     const DimValue& s = value_of(inf.spec, b.binding->spec, b.binding->origin);
     const DimValue& v = value_of(inf.ranks[size_t(b.binding->rank)], b.binding->value,

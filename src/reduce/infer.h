@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "exec/linker.h"
-#include "frontend/plan.h"
+#include "ir/plan.h"
 #include "ir/graph.h"
 #include "reduce/dims.h"
 #include "reduce/sum_site.h"
@@ -65,7 +65,7 @@ struct Inference {
   // Fewer ranks (mesh_axes.h): the full plan's mesh, each rank's rank in the full plan, and
   // per mesh axis the count of its ranks at full size (empty for one rank), reducible only
   // for the axes that shrink.
-  std::optional<frontend::Mesh> full_mesh;
+  std::optional<ir::Mesh> full_mesh;
   std::vector<int64_t> original;
   std::vector<Axis> mesh_counts;
   std::vector<bool> shrinks;

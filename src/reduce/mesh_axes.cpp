@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ir/comm_parse.h"
 #include "reduce/micro_batches.h"
 
 namespace onnx_tv::reduce {
@@ -9,11 +10,11 @@ namespace onnx_tv::reduce {
 namespace {
 
 // A reason that holds for every axis at once, or "".
-std::string whole_world_reason(const frontend::Plan& plan) {
+std::string whole_world_reason(const ir::Plan& plan) {
   for (const auto& g : plan.programs)
     for (size_t i = 0; i < g->nodes.size(); ++i) {
       const ir::Node& n = g->nodes[i];
-      if (!frontend::is_comm_op(n)) continue;
+      if (!ir::is_comm_op(n)) continue;
       if (n.domain == "com.microsoft")
         return g->file + ": " + n.describe(i) + " spans the whole world";
       if (n.attribute("group") || n.attribute("peer"))
@@ -23,11 +24,11 @@ std::string whole_world_reason(const frontend::Plan& plan) {
 }
 
 // Collectives that read positions along `axis`: a Broadcast's root, a Send/Recv's peer.
-std::string positional_reason(const frontend::Plan& plan, const std::string& axis) {
+std::string positional_reason(const ir::Plan& plan, const std::string& axis) {
   for (const auto& g : plan.programs)
     for (size_t i = 0; i < g->nodes.size(); ++i) {
       const ir::Node& n = g->nodes[i];
-      if (!frontend::is_comm_op(n)) continue;
+      if (!ir::is_comm_op(n)) continue;
       const ir::Attribute* axes = n.attribute("group_axes");
       const ir::Attribute* peer = n.attribute("peer_axis");
       const bool along =
@@ -39,13 +40,13 @@ std::string positional_reason(const frontend::Plan& plan, const std::string& axi
   return "";
 }
 
-std::string axis_reason(const frontend::Plan& plan, size_t a,
+std::string axis_reason(const ir::Plan& plan, size_t a,
                         const std::vector<std::vector<std::string>>& keys) {
-  const frontend::Mesh& mesh = *plan.mesh;
+  const ir::Mesh& mesh = *plan.mesh;
   bool shards = false;
   for (const auto& b : plan.bindings)
     shards = shards || (a < b.placements.size() &&
-                        b.placements[a].kind == frontend::Placement::Kind::Shard);
+                        b.placements[a].kind == ir::Placement::Kind::Shard);
   if (!shards) return "no binding shards a dimension along it";
   for (int64_t r = 0; r < plan.world_size; ++r) {
     auto c = mesh.coords(r);
@@ -78,7 +79,7 @@ std::vector<std::map<std::string, int64_t>> count_grid(const FewerRanks& fewer) 
   return out;
 }
 
-FewerRanks all_ranks(const frontend::Plan& full) {
+FewerRanks all_ranks(const ir::Plan& full) {
   FewerRanks out;
   out.plan = full;
   out.full_mesh = full.mesh;
@@ -86,14 +87,14 @@ FewerRanks all_ranks(const frontend::Plan& full) {
   return out;
 }
 
-FewerRanks choose_fewer_ranks(const frontend::Plan& full,
+FewerRanks choose_fewer_ranks(const ir::Plan& full,
                               const KeptWhole& kept) {
   if (!full.mesh) return all_ranks(full);
-  const frontend::Mesh& mesh = *full.mesh;
+  const ir::Mesh& mesh = *full.mesh;
   std::string world = whole_world_reason(full);
   if (world.empty() && kept.every_rank) world = *kept.every_rank;
   std::vector<std::vector<std::string>> keys(size_t(full.world_size));
-  for (const auto& b : full.bindings) keys[size_t(b.rank)].push_back(frontend::binding_key(b));
+  for (const auto& b : full.bindings) keys[size_t(b.rank)].push_back(ir::binding_key(b));
   for (auto& k : keys) std::sort(k.begin(), k.end());
 
   FewerRanks chosen;
@@ -115,7 +116,7 @@ FewerRanks choose_fewer_ranks(const frontend::Plan& full,
   return with_counts(full, chosen, {});
 }
 
-FewerRanks with_counts(const frontend::Plan& full, const FewerRanks& chosen,
+FewerRanks with_counts(const ir::Plan& full, const FewerRanks& chosen,
                        const std::map<std::string, int64_t>& counts) {
   const auto m = counts.find(kMicroBatches);
   const int64_t bodies = chosen.micro_batches ? (m == counts.end() ? 2 : m->second) : 0;
@@ -126,7 +127,7 @@ FewerRanks with_counts(const frontend::Plan& full, const FewerRanks& chosen,
     all.micro_batch_count = bodies;
     return all;
   }
-  const frontend::Mesh& mesh = *full.mesh;
+  const ir::Mesh& mesh = *full.mesh;
   FewerRanks out;
   out.full_mesh = full.mesh;
   out.axes = chosen.axes;
@@ -134,7 +135,7 @@ FewerRanks with_counts(const frontend::Plan& full, const FewerRanks& chosen,
   out.kept = chosen.kept;
   out.micro_batches = chosen.micro_batches;
   out.micro_batch_count = bodies;
-  frontend::Mesh small = mesh;
+  ir::Mesh small = mesh;
   for (const auto& axis : out.axes) {
     const auto c = counts.find(axis);
     const int64_t n = c == counts.end() ? 2 : c->second;

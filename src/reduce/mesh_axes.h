@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
-#include "frontend/plan.h"
+#include "ir/plan.h"
 #include "reduce/kept_whole.h"
 
 namespace onnx_tv::reduce {
 
 struct FewerRanks {
-  frontend::Plan plan;                      // the ranks kept (all of them when none shrinks)
-  std::optional<frontend::Mesh> full_mesh;  // the full plan's mesh
+  ir::Plan plan;                      // the ranks kept (all of them when none shrinks)
+  std::optional<ir::Mesh> full_mesh;  // the full plan's mesh
   std::vector<int64_t> original;            // rank of `plan` -> rank of the full plan
   std::vector<std::string> axes;            // the mesh axes that shrink
   std::vector<int64_t> counts;              // the ranks each keeps (2 or 3), as `axes`
@@ -44,12 +44,12 @@ struct FewerRanks {
 // bindings (up to the piece placements give each), a binding shards a dimension along it, no
 // program names ranks explicitly or uses com.microsoft collectives (whole world), and no
 // Broadcast or Send/Recv goes along it. Each keeps 2 ranks.
-FewerRanks choose_fewer_ranks(const frontend::Plan& full,
+FewerRanks choose_fewer_ranks(const ir::Plan& full,
                               const KeptWhole& kept);
 
 // The same choice of axes with `counts[axis]` ranks kept on each (default 2): the plan is cut
 // again, the axes are not chosen again.
-FewerRanks with_counts(const frontend::Plan& full, const FewerRanks& chosen,
+FewerRanks with_counts(const ir::Plan& full, const FewerRanks& chosen,
                        const std::map<std::string, int64_t>& counts);
 
 // Every combination of 2 and 3 ranks on the axes `fewer` shrinks (2^k instances for k axes,
@@ -60,7 +60,7 @@ FewerRanks with_counts(const frontend::Plan& full, const FewerRanks& chosen,
 std::vector<std::map<std::string, int64_t>> count_grid(const FewerRanks& fewer);
 
 // The identity choice: every rank kept.
-FewerRanks all_ranks(const frontend::Plan& full);
+FewerRanks all_ranks(const ir::Plan& full);
 
 // What reduction returns when inference finds that an axis chosen to shrink (or the count of
 // micro-batches) cannot.

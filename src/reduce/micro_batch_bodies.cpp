@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "ir/comm_parse.h"
 #include "ops/registry.h"
 #include "reduce/micro_batch_detail.h"
 
@@ -13,7 +14,7 @@ namespace {
 // Attributes equal, except the tags and keys that tell apart the instances of comm ops.
 bool same_attributes(const ir::Node& a, const ir::Node& b) {
   if (a.attributes.size() != b.attributes.size()) return false;
-  const bool comm = frontend::is_comm_op(a);
+  const bool comm = ir::is_comm_op(a);
   for (auto ia = a.attributes.begin(), ib = b.attributes.begin(); ia != a.attributes.end(); ++ia, ++ib) {
     if (ia->first != ib->first) return false;
     if (comm && (ia->first == "tag" || ia->first == "key")) continue;
@@ -89,7 +90,7 @@ void assign_served(const ir::Graph& g, std::vector<Colour>& colour, const std::v
   for (int64_t k = 0; k < n; ++k) add_to(all, one_colour(k));
   std::vector<Colour> served(g.nodes.size());
   for (size_t i = g.nodes.size(); i-- > 0;) {
-    if (whole[i] || frontend::is_comm_op(g.nodes[i])) {
+    if (whole[i] || ir::is_comm_op(g.nodes[i])) {
       served[i] = all;
       continue;
     }

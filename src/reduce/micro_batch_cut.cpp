@@ -14,7 +14,7 @@ namespace {
 using StepKey = std::vector<std::pair<int64_t, size_t>>;
 
 StepKey key_of(const exec::Step& step, const std::vector<std::vector<size_t>>* original,
-               const frontend::Plan& plan) {
+               const ir::Plan& plan) {
   StepKey k;
   for (const auto& m : step.members) {
     size_t i = m.node_index;
@@ -27,7 +27,7 @@ StepKey key_of(const exec::Step& step, const std::vector<std::vector<size_t>>* o
 
 }  // namespace
 
-std::optional<MicroBatchCut> cut_micro_batches(const frontend::Plan& plan,
+std::optional<MicroBatchCut> cut_micro_batches(const ir::Plan& plan,
                                                const exec::LinkedPlan& linked,
                                                const MicroBatches& mb, int64_t keep) {
   ONNX_TV_ASSERT(mb.count > keep && keep >= 1, "cutting micro-batches: " + std::to_string(keep) +

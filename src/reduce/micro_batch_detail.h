@@ -8,7 +8,7 @@
 #include <variant>
 #include <vector>
 
-#include "frontend/plan.h"
+#include "ir/plan.h"
 #include "reduce/micro_batches.h"
 
 namespace onnx_tv::reduce::micro {

@@ -14,7 +14,7 @@ namespace {
 
 // Families of rank r's bindings: the same binding but for a local_slice that cuts one
 // dimension into n >= 4 equal consecutive pieces. value -> piece; n in `count`.
-std::map<std::string, Piece> families_of(const frontend::Plan& plan, int64_t r, int64_t& count,
+std::map<std::string, Piece> families_of(const ir::Plan& plan, int64_t r, int64_t& count,
                                          std::string& why_not) {
   struct Entry {
     int64_t start, end;
@@ -27,7 +27,7 @@ std::map<std::string, Piece> families_of(const frontend::Plan& plan, int64_t r, 
     for (size_t d = 0; d < b.local_slice->size(); ++d) {
       const auto& e = (*b.local_slice)[d];
       if (!e) continue;
-      const std::string key = frontend::binding_key(b, d);
+      const std::string key = ir::binding_key(b, d);
       groups[key].push_back({e->first, e->second, b.value});
       dim_of[key] = d;
     }
@@ -64,7 +64,7 @@ std::map<std::string, Piece> families_of(const frontend::Plan& plan, int64_t r, 
 
 }  // namespace
 
-MicroBatches find_micro_batches(const frontend::Plan& plan, const exec::LinkedPlan& linked) {
+MicroBatches find_micro_batches(const ir::Plan& plan, const exec::LinkedPlan& linked) {
   MicroBatches mb;
   const size_t ranks = size_t(plan.world_size);
   std::vector<Coloured> cs(ranks);

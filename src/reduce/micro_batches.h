@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "exec/linker.h"
-#include "frontend/plan.h"
+#include "ir/plan.h"
 
 namespace onnx_tv::reduce {
 
@@ -57,19 +57,19 @@ struct MicroBatches {
 };
 
 // The bodies of every program of `plan` (linked as `linked`), checked as above.
-MicroBatches find_micro_batches(const frontend::Plan& plan, const exec::LinkedPlan& linked);
+MicroBatches find_micro_batches(const ir::Plan& plan, const exec::LinkedPlan& linked);
 
 // `plan` with `keep` bodies in every program: the other bodies, their bound values and their
 // bindings dropped, each total now the Sum of the values of the bodies kept (first, in body
 // order) and of the shared values its chain started from. Its collectives
 // and Send/Recv are checked to pair as in `linked`; when they do not, nullopt.
 struct MicroBatchCut {
-  frontend::Plan plan;
+  ir::Plan plan;
   exec::LinkedPlan linked;
   std::map<std::pair<int64_t, std::string>, size_t> piece_dims;  // of the bindings kept
   std::vector<std::vector<std::string>> totals;  // per program: outputs of the total Sums
 };
-std::optional<MicroBatchCut> cut_micro_batches(const frontend::Plan& plan,
+std::optional<MicroBatchCut> cut_micro_batches(const ir::Plan& plan,
                                                const exec::LinkedPlan& linked,
                                                const MicroBatches& mb, int64_t keep);
 

@@ -6,7 +6,7 @@
 #include <variant>
 
 #include "common/errors.h"
-#include "frontend/binding_side.h"
+#include "ir/binding_side.h"
 #include "reduce/reduce_detail.h"
 #include "solver/context.h"
 
@@ -14,11 +14,11 @@ namespace onnx_tv::reduce {
 
 namespace {
 
-std::vector<frontend::SliceEntry> reduced_slice(Inference& inf, const DimShape& spec,
+std::vector<ir::SliceEntry> reduced_slice(Inference& inf, const DimShape& spec,
                                                 const std::vector<int64_t>& start,
                                                 const std::vector<int64_t>& end,
                                                 const std::string& what) {
-  std::vector<frontend::SliceEntry> out;
+  std::vector<ir::SliceEntry> out;
   for (size_t d = 0; d < spec.size(); ++d) {
     auto s = inf.dims.reduced_position(spec[d], start[d], true);
     auto e = inf.dims.reduced_position(spec[d], end[d], true);
@@ -106,7 +106,7 @@ void check_declared(Inference& inf, ProgramDims& p) {
   });
 }
 
-std::variant<Reduced, KeepRanks> build(const ir::Graph& spec, const frontend::Plan& plan,
+std::variant<Reduced, KeepRanks> build(const ir::Graph& spec, const ir::Plan& plan,
                                        const exec::LinkedPlan& linked, const FewerRanks& fewer,
                                        const std::map<std::string, std::string>* counted_sums,
                                        size_t memory_bytes) {
@@ -127,7 +127,7 @@ std::variant<Reduced, KeepRanks> build(const ir::Graph& spec, const frontend::Pl
   std::set<std::string> spec_bound;
   std::vector<std::set<std::string>> rank_bound(size_t(plan.world_size));
   for (const auto& b : bound) {
-    if (!frontend::is_input_binding(*b.binding, plan.program_of(b.binding->rank), spec)) continue;
+    if (!ir::is_input_binding(*b.binding, plan.program_of(b.binding->rank), spec)) continue;
     spec_bound.insert(b.binding->spec);
     rank_bound[size_t(b.binding->rank)].insert(b.binding->value);
   }
@@ -166,7 +166,7 @@ std::variant<Reduced, KeepRanks> build(const ir::Graph& spec, const frontend::Pl
         rewrite_program(inf, inf.ranks[size_t(r)], sites, r, rank_bound[size_t(r)])));
   }
   for (const auto& b : bound) {
-    frontend::Binding nb = *b.binding;
+    ir::Binding nb = *b.binding;
     nb.slice = reduced_slice(inf, inf.spec.values.at(nb.spec).dims, b.region.start, b.region.end,
                              nb.origin);
     nb.placements.clear();
@@ -182,7 +182,7 @@ std::variant<Reduced, KeepRanks> build(const ir::Graph& spec, const frontend::Pl
     if (s.action != ConstSite::Action::RankTable) continue;
     for (int64_t r = 0; r < out.plan.world_size; ++r) {
       if (out.plan.rank_program[size_t(r)] != plan.rank_program[size_t(s.rank)]) continue;
-      frontend::Binding nb;
+      ir::Binding nb;
       nb.rank = r;
       nb.value = table_input(plan.program_of(r), s.name);
       nb.spec = table_input(spec, s.table);

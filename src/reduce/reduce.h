@@ -13,7 +13,7 @@
 
 #include "exec/linker.h"
 #include "reduce/reduced_dim.h"
-#include "frontend/plan.h"
+#include "ir/plan.h"
 #include "ir/graph.h"
 #include "reduce/mesh_axes.h"
 #include "reduce/sum_site.h"
@@ -22,7 +22,7 @@ namespace onnx_tv::reduce {
 
 struct Reduced {
   ir::Graph spec;
-  frontend::Plan plan;
+  ir::Plan plan;
   std::vector<ReducedDim> dims;  // every axis of every spec input, as the report shows it
   // Besides `dims`, where positions are named at full size (full_position): every axis of the
   // spec's outputs and of the initializers bindings make symbolic, and a row with axis -1 for

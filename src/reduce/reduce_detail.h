@@ -8,15 +8,15 @@
 #include <vector>
 
 #include "exec/linker.h"
-#include "frontend/plan.h"
+#include "ir/plan.h"
 #include "reduce/infer.h"
 #include "reduce/mesh_axes.h"
 
 namespace onnx_tv::reduce {
 
 struct BoundRegion {
-  const frontend::Binding* binding;
-  frontend::Region region;  // full-size spec coordinates
+  const ir::Binding* binding;
+  ir::Region region;  // full-size spec coordinates
 };
 
 // Ties the rank axes to the region of the spec axes they hold: an axis cut into equal pieces
@@ -26,13 +26,13 @@ struct BoundRegion {
 // a local slice then cuts within the piece. Along `micro_batch_dim`, the count of the local
 // slice's pieces is the count of micro-batches (inf.micro_batches), not fixed.
 void bind_region(Inference& inf, const DimShape& spec, const DimShape& rank,
-                 const frontend::Region& region, const std::string& why,
-                 const frontend::Binding* binding = nullptr,
+                 const ir::Region& region, const std::string& why,
+                 const ir::Binding* binding = nullptr,
                  std::optional<size_t> micro_batch_dim = std::nullopt);
 
 // `plan` holds the ranks `fewer` kept; binding regions and the counts of collectives' groups
 // are those of the full plan.
-void run_inference(Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
+void run_inference(Inference& inf, const ir::Graph& spec, const ir::Plan& plan,
                    const exec::LinkedPlan& linked, const FewerRanks& fewer,
                    std::vector<BoundRegion>& bound);
 
@@ -46,7 +46,7 @@ std::vector<size_t> spanned_axes(const Inference& inf, const std::vector<int64_t
 // (count_degree.cpp, docs/shape-reduction.md "Why 2 and 3"). `totals` names, per program, the
 // outputs of the sums over micro-batches.
 std::optional<KeepRanks> check_count_degrees(
-    Inference& inf, const ir::Graph& spec, const frontend::Plan& plan,
+    Inference& inf, const ir::Graph& spec, const ir::Plan& plan,
     const exec::LinkedPlan& linked, const std::vector<BoundRegion>& bound,
     const std::vector<std::vector<std::string>>& totals);
 
@@ -63,7 +63,7 @@ struct ConstSite {
   const ir::ConstTensor* tensor = nullptr;
   enum class Action { Keep, Refill, SpecTable, RankTable } action = Action::Keep;
   std::string table;        // SpecTable: the representative of its content; RankTable: the spec table
-  frontend::Region region;  // RankTable: full-size region of the spec table it equals
+  ir::Region region;  // RankTable: full-size region of the spec table it equals
 };
 
 // Classifies the constants of the spec and the ranks (values bound by bindings are inputs, not
@@ -71,7 +71,7 @@ struct ConstSite {
 // tables, the spec's shared by content and each rank's bound to the region of a spec table it
 // equals at full size. A rank constant that equals no region keeps its dimensions full size.
 std::vector<ConstSite> classify_constants(Inference& inf, const ir::Graph& spec,
-                                          const frontend::Plan& plan,
+                                          const ir::Plan& plan,
                                           const std::vector<BoundRegion>& bound);
 
 // The graph input a symbolic table `name` of `g` becomes: `name` itself, or a name of its own

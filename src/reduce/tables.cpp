@@ -9,7 +9,7 @@
 #include <functional>
 #include <set>
 
-#include "frontend/binding_side.h"
+#include "ir/binding_side.h"
 #include "reduce/reduce_detail.h"
 
 namespace onnx_tv::reduce {
@@ -166,12 +166,12 @@ void collect(const ir::Graph& g, int64_t rank, ProgramDims& p, const std::set<st
 }  // namespace
 
 std::vector<ConstSite> classify_constants(Inference& inf, const ir::Graph& spec,
-                                          const frontend::Plan& plan,
+                                          const ir::Plan& plan,
                                           const std::vector<BoundRegion>& bound) {
   std::set<std::string> spec_bound;
   std::vector<std::set<std::string>> rank_bound(size_t(plan.world_size));
   for (const auto& b : bound) {
-    if (!frontend::is_input_binding(*b.binding, plan.program_of(b.binding->rank), spec)) continue;
+    if (!ir::is_input_binding(*b.binding, plan.program_of(b.binding->rank), spec)) continue;
     spec_bound.insert(b.binding->spec);
     rank_bound[size_t(b.binding->rank)].insert(b.binding->value);
   }

@@ -13,7 +13,7 @@ struct Fixture {
   solver::Context ctx;
   exec::Env spec;
   std::vector<exec::Env> ranks{1};
-  std::vector<frontend::Binding> bindings;
+  std::vector<ir::Binding> bindings;
   std::vector<Obligation> obs;
 
   // Spec value `name` and rank 0's `name`_r, three elements each.

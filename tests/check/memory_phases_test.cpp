@@ -49,7 +49,7 @@ TEST(MemoryPhases, LoadingAPlanStopsNamingARankFile) {
 // The check is sampled every 256 calls, one per node: a plan of more nodes than that reaches
 // it whatever the count left by earlier calls.
 TEST(MemoryPhases, LinkingStopsNamingThePhase) {
-  const frontend::Plan plan = frontend::load_plan((kZoo / "plans/dp2_mb2").string());
+  const ir::Plan plan = frontend::load_plan((kZoo / "plans/dp2_mb2").string());
   size_t nodes = 0;
   for (int64_t r = 0; r < plan.world_size; ++r) nodes += plan.program_of(r).nodes.size();
   ASSERT_GE(nodes, 256u);
@@ -60,7 +60,7 @@ TEST(MemoryPhases, LinkingStopsNamingThePhase) {
 
 TEST(MemoryPhases, ShapeReductionStopsNamingTheNode) {
   const ir::Graph spec = frontend::load_model((kZoo / "spec.onnx").string());
-  const frontend::Plan plan = frontend::load_plan((kZoo / "plans/dp2_mb2").string());
+  const ir::Plan plan = frontend::load_plan((kZoo / "plans/dp2_mb2").string());
   size_t nodes = spec.nodes.size();  // inference visits the spec's and every rank's nodes
   for (int64_t r = 0; r < plan.world_size; ++r) nodes += plan.program_of(r).nodes.size();
   ASSERT_GE(nodes, 256u);

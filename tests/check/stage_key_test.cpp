@@ -38,13 +38,13 @@ ir::Node mul(const std::string& a, const std::string& b, const std::string& out)
 struct TwoLayers {
   solver::Context ctx;
   ir::Graph spec;
-  frontend::Plan plan;
+  ir::Plan plan;
   exec::LinkedPlan linked;
   exec::Env spec_env;
   std::vector<exec::Env> envs;
   std::map<std::pair<int64_t, std::string>, std::string> marks;
   std::vector<std::string> axes;
-  std::map<std::pair<int64_t, std::string>, std::vector<const frontend::Binding*>> bound;
+  std::map<std::pair<int64_t, std::string>, std::vector<const ir::Binding*>> bound;
 
   TwoLayers(std::vector<long long> c, std::vector<long long> d, int u_size = 2) {
     spec.nodes = {mul("x", "c", "y"), mul("u", "d", "v")};
@@ -91,17 +91,17 @@ TEST(StageKey, InputsThatAreNotSymbolsAreNotReused) {
 struct Collectives {
   solver::Context ctx;
   ir::Graph spec;
-  frontend::Plan plan;
+  ir::Plan plan;
   exec::LinkedPlan linked;
   exec::Env spec_env;
   std::vector<exec::Env> envs{4};
   std::map<std::pair<int64_t, std::string>, std::string> marks;
   std::vector<std::string> axes{"tp"};
-  std::map<std::pair<int64_t, std::string>, std::vector<const frontend::Binding*>> bound;
+  std::map<std::pair<int64_t, std::string>, std::vector<const ir::Binding*>> bound;
 
   Collectives() {
     plan.world_size = 4;
-    plan.mesh = frontend::Mesh{{"pp", "tp"}, {2, 2}};
+    plan.mesh = ir::Mesh{{"pp", "tp"}, {2, 2}};
     plan.programs = {std::make_shared<ir::Graph>()};
     plan.rank_program = {0, 0, 0, 0};
     for (int r = 0; r < 4; ++r) envs[size_t(r)].values["x"] = symbols(ctx, "r" + std::to_string(r) + "x", 2);

@@ -4,10 +4,16 @@
 
 #include "frontend/model_loader.h"
 #include "frontend/plan.h"
+#include "ir/comm_parse.h"
 #include "test_util.h"
 
 namespace onnx_tv::frontend::test {
 namespace {
+
+using ir::is_comm_op;
+using ir::Mesh;
+using ir::parse_comm_op;
+using ir::Plan;
 
 using Setup = std::function<void(onnx::ModelProto&, onnx::NodeProto*)>;
 

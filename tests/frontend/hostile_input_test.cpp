@@ -12,6 +12,7 @@
 #include "common/printable.h"
 #include "frontend/model_loader.h"
 #include "frontend/plan.h"
+#include "ir/comm_parse.h"
 #include "test_util.h"
 
 namespace onnx_tv::frontend::test {
@@ -154,14 +155,14 @@ TEST(HostileCounts, PeerOffsetDoesNotWrap) {
   onnx::NodeProto* recv = add_node(m, "Recv", {}, {"y"}, "onnx_tv", "recv");
   set_string(recv, "peer_axis", "pp");
   set_int(recv, "peer_offset", std::numeric_limits<int64_t>::max());  // 1 + it wraps
-  Plan p;
+  ir::Plan p;
   p.dir = "shards";
   p.world_size = 2;
-  p.mesh = Mesh{{"pp"}, {2}};
+  p.mesh = ir::Mesh{{"pp"}, {2}};
   p.programs.push_back(
       std::make_shared<const ir::Graph>(parse_model(m.SerializeAsString(), "shards/p.onnx")));
   p.rank_program = {0, 0};
-  expect_input_error([&] { parse_comm_op(p, 1, 0); },
+  expect_input_error([&] { ir::parse_comm_op(p, 1, 0); },
                      {"shards/p.onnx", "recv", "peer_offset 9223372036854775807", "leaves the mesh"});
 }
 

@@ -6,6 +6,11 @@
 namespace onnx_tv::frontend::test {
 namespace {
 
+using ir::Binding;
+using ir::Placement;
+using ir::Plan;
+using ir::SliceEntry;
+
 // Writes rank files for `world` ranks (identity models x -> y of shape [4]), each with
 // `metadata` as its onnx_tv.bindings when not empty.
 void write_rank_files(const TempDir& dir, int world, const std::string& metadata = "") {

@@ -1,10 +1,17 @@
 // resolve_region: slices, DTensor-style placements and local slices against the spec shape,
 // and the keys that tell partial sets apart.
-#include "frontend/plan.h"
+#include "ir/plan.h"
 #include "test_util.h"
 
 namespace onnx_tv::frontend::test {
 namespace {
+
+using ir::Binding;
+using ir::Mesh;
+using ir::Placement;
+using ir::Region;
+using ir::resolve_region;
+using ir::SliceEntry;
 
 using Span = std::pair<int64_t, int64_t>;
 

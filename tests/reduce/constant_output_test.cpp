@@ -18,7 +18,7 @@ ir::Graph spec_program() {
 }
 
 // The rank outputs its table `k` directly (a Constant node or an initializer).
-frontend::Plan rank_plan(std::vector<double> table, bool initializer) {
+ir::Plan rank_plan(std::vector<double> table, bool initializer) {
   GraphBuilder b("rank0.onnx");
   b.input("x", {4});
   if (initializer) b.initializer("k", float_tensor({4}, table));

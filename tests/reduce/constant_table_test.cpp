@@ -28,7 +28,7 @@ ir::Graph rope_scale(const std::string& file, int64_t first, int64_t rows, bool 
 
 // Context parallel over two ranks: rank r holds positions [4r, 4r + 4) of 8 and a table of
 // rows [table_first[r], table_first[r] + 4). Rank 1 writes its table as a Constant node.
-frontend::Plan context_parallel(const std::vector<int64_t>& table_first) {
+ir::Plan context_parallel(const std::vector<int64_t>& table_first) {
   PlanBuilder p;
   for (int64_t r = 0; r < 2; ++r) {
     p.rank(p.program(rope_scale("rank" + std::to_string(r) + ".onnx", table_first[size_t(r)], 4,
@@ -59,7 +59,7 @@ TEST(ConstantTable, RankTableIsBoundToItsReducedRegion) {
     for (const auto& n : g.nodes) EXPECT_NE(n.outputs.at(0), "cos") << rank << ": " << n.op_type;
     ASSERT_TRUE(is_input(g, "cos")) << rank;
     EXPECT_EQ(declared_shape(g, "cos"), (std::vector<int64_t>{2, 2})) << rank;
-    const frontend::Binding* b = binding_of(r.plan, rank, "cos");
+    const ir::Binding* b = binding_of(r.plan, rank, "cos");
     ASSERT_TRUE(b);
     EXPECT_EQ(b->spec, "cos");
     EXPECT_EQ(spans(*b), (std::vector<Span>{{2 * rank, 2 * rank + 2}, {0, 2}})) << rank;

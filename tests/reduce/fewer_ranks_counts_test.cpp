@@ -9,25 +9,25 @@ namespace {
 
 // y = a + b in the spec; on a dp x tp mesh, a is sharded along dp and b along tp, so the
 // spec's Add makes the two axes' counts one dimension.
-frontend::Plan two_axes_plan() {
+ir::Plan two_axes_plan() {
   GraphBuilder prog("program.onnx");
   prog.input("a", {4});
   prog.input("b", {4});
   prog.op("Add", {"a", "b"}, "y");
   prog.output("y", {4});
-  frontend::Plan plan;
+  ir::Plan plan;
   plan.programs.push_back(std::make_shared<const ir::Graph>(prog.graph()));
-  plan.mesh = frontend::Mesh{{"dp", "tp"}, {4, 4}};
+  plan.mesh = ir::Mesh{{"dp", "tp"}, {4, 4}};
   plan.world_size = 16;
   plan.rank_program.assign(16, 0);
-  using P = frontend::Placement;
+  using P = ir::Placement;
   const P shard{P::Kind::Shard, 0}, replicate{P::Kind::Replicate, 0};
   for (int64_t r = 0; r < 16; ++r)
     for (const auto& [value, places] :
          {std::pair<std::string, std::vector<P>>{"a", {shard, replicate}},
           {"b", {replicate, shard}},
           {"y", {shard, replicate}}}) {
-      frontend::Binding b;
+      ir::Binding b;
       b.rank = r;
       b.value = value;
       b.spec = value;
@@ -49,12 +49,12 @@ ir::Graph two_axes_spec() {
 
 // The ranks of the full plan an instance keeps.
 std::vector<int64_t> fewer_original(const std::map<std::string, int64_t>& counts) {
-  const frontend::Plan full = two_axes_plan();
+  const ir::Plan full = two_axes_plan();
   return with_counts(full, choose_fewer_ranks(full, {}), counts).original;
 }
 
 Outcome reduce_with(const std::map<std::string, int64_t>& counts) {
-  const frontend::Plan full = two_axes_plan();
+  const ir::Plan full = two_axes_plan();
   const FewerRanks fewer = with_counts(full, choose_fewer_ranks(full, {}), counts);
   EXPECT_EQ(fewer.axes, (std::vector<std::string>{"dp", "tp"}));
   return reduce_plan(two_axes_spec(), fewer, exec::link_plan(fewer.plan));

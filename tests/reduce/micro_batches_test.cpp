@@ -33,7 +33,7 @@ struct Edit {
 
 // One rank: body k reads x_mb<k> (rows 2k..2k+1 of x), s_k = ReduceSum(x_mb<k> * w * c_k),
 // with its own Constant c_k; g = s_0 + s_1 + s_2 + s_3 as a chain of Adds.
-frontend::Plan accumulating(const Edit& e = {}) {
+ir::Plan accumulating(const Edit& e = {}) {
   GraphBuilder b("rank0.onnx");
   if (e.body3_weight.empty()) {
     b.input("w", {2});
@@ -88,13 +88,13 @@ frontend::Plan accumulating(const Edit& e = {}) {
   if (e.bind_v) pb.bind(r, "v", "v");
   if (e.piece_bound_twice) pb.bind(r, "mb3_x", "x2");
   pb.bind(r, e.total_inside ? "g" : "acc3", "g");
-  frontend::Plan plan = pb.plan();
+  ir::Plan plan = pb.plan();
   auto piece = [&](const std::string& value, const std::string& spec, int64_t k) {
-    frontend::Binding bd;
+    ir::Binding bd;
     bd.rank = r;
     bd.value = value;
     bd.spec = spec;
-    bd.local_slice = std::vector<frontend::SliceEntry>{span(2 * k, 2 * k + 2), whole};
+    bd.local_slice = std::vector<ir::SliceEntry>{span(2 * k, 2 * k + 2), whole};
     bd.origin = "binding of " + bd.value;
     plan.bindings.push_back(bd);
   };
@@ -109,7 +109,7 @@ frontend::Plan accumulating(const Edit& e = {}) {
   return plan;
 }
 
-MicroBatches find(const frontend::Plan& plan) {
+MicroBatches find(const ir::Plan& plan) {
   return find_micro_batches(plan, exec::link_plan(plan));
 }
 
@@ -129,7 +129,7 @@ TEST(MicroBatches, BodiesOfAnAccumulatingProgram) {
 }
 
 TEST(MicroBatches, CutKeepsTheFirstBodiesAndSumsThem) {
-  const frontend::Plan plan = accumulating();
+  const ir::Plan plan = accumulating();
   const exec::LinkedPlan linked = exec::link_plan(plan);
   const MicroBatches mb = find_micro_batches(plan, linked);
   const auto cut = cut_micro_batches(plan, linked, mb, 2);
@@ -166,7 +166,7 @@ TEST(MicroBatches, ABodyDeclaringAnotherShapeIsNotCut) {
 // Accumulating into a buffer: buf + s_0 is body 0's node by its colour, but it starts the chain,
 // so the buffer is added once, in the full program and in the cut one.
 TEST(MicroBatches, AChainStartingFromABufferAddsItOnce) {
-  const frontend::Plan plan = accumulating({.from_buffer = true});
+  const ir::Plan plan = accumulating({.from_buffer = true});
   const exec::LinkedPlan linked = exec::link_plan(plan);
   const MicroBatches mb = find_micro_batches(plan, linked);
   ASSERT_EQ(mb.count, 4) << mb.why_not;
@@ -183,7 +183,7 @@ TEST(MicroBatches, AChainStartingFromABufferAddsItOnce) {
 // When every body adds the buffer, each addition is its body's own: n of them at full size,
 // as many as bodies kept in the cut.
 TEST(MicroBatches, AValueEveryBodyAddsStaysInTheBodies) {
-  const frontend::Plan plan = accumulating({.buffer_per_body = true});
+  const ir::Plan plan = accumulating({.buffer_per_body = true});
   const exec::LinkedPlan linked = exec::link_plan(plan);
   const MicroBatches mb = find_micro_batches(plan, linked);
   ASSERT_EQ(mb.count, 4) << mb.why_not;
@@ -237,7 +237,7 @@ TEST(MicroBatches, APieceDeclaredOtherwiseIsNotCut) {
 }
 
 TEST(MicroBatches, OutputPiecesAreCutWithTheirBodies) {
-  const frontend::Plan plan = accumulating({.output_pieces = true});
+  const ir::Plan plan = accumulating({.output_pieces = true});
   const exec::LinkedPlan linked = exec::link_plan(plan);
   const MicroBatches mb = find_micro_batches(plan, linked);
   ASSERT_EQ(mb.count, 4) << mb.why_not;
@@ -271,7 +271,7 @@ TEST(MicroBatches, SwappedOutputBindingsAreNotCut) {
 // The cut program does not compute the partial sums: the total takes what they declare, and
 // partial sums that declare different shapes are not cut.
 TEST(MicroBatches, PartialSumsDeclarationsGoToTheTotal) {
-  const frontend::Plan plan = accumulating({.partial_decls = 1, .total_inside = true});
+  const ir::Plan plan = accumulating({.partial_decls = 1, .total_inside = true});
   const exec::LinkedPlan linked = exec::link_plan(plan);
   const MicroBatches mb = find_micro_batches(plan, linked);
   ASSERT_EQ(mb.count, 4) << mb.why_not;
@@ -303,8 +303,8 @@ TEST(MicroBatches, ValuesOfTwoBodiesMetOtherThanByASumAreNotCut) {
 
 // Three pieces are too few to gain anything from 2 and 3.
 TEST(MicroBatches, ThreePiecesAreNotMicroBatches) {
-  frontend::Plan plan = accumulating();
-  std::erase_if(plan.bindings, [](const frontend::Binding& b) { return b.value == "mb3_x"; });
+  ir::Plan plan = accumulating();
+  std::erase_if(plan.bindings, [](const ir::Binding& b) { return b.value == "mb3_x"; });
   EXPECT_EQ(find(plan).count, 0);
 }
 

@@ -43,7 +43,7 @@ TEST(Partition, UnevenShardKeepsItsDimensionFullSize) {
   EXPECT_EQ(declared_shape(r.spec, "x"), (std::vector<int64_t>{10, 2}));
   EXPECT_EQ(declared_shape(r.plan.program_of(0), "x"), (std::vector<int64_t>{3, 2}));
   EXPECT_EQ(declared_shape(r.plan.program_of(1), "x"), (std::vector<int64_t>{7, 2}));
-  const frontend::Binding* x1 = binding_of(r.plan, 1, "x");
+  const ir::Binding* x1 = binding_of(r.plan, 1, "x");
   ASSERT_TRUE(x1);
   EXPECT_EQ(spans(*x1), (std::vector<Span>{{3, 10}, {0, 2}}));
   EXPECT_EQ(differing_outputs(r.spec, r.plan), std::vector<std::string>{});

@@ -138,8 +138,8 @@ int64_t PlanBuilder::rank(size_t program) {
 }
 
 void PlanBuilder::bind(int64_t rank, const std::string& value, const std::string& spec,
-                       std::optional<std::vector<frontend::SliceEntry>> slice) {
-  frontend::Binding b;
+                       std::optional<std::vector<ir::SliceEntry>> slice) {
+  ir::Binding b;
   b.rank = rank;
   b.value = value;
   b.spec = spec;
@@ -148,7 +148,7 @@ void PlanBuilder::bind(int64_t rank, const std::string& value, const std::string
   plan_.bindings.push_back(std::move(b));
 }
 
-frontend::Plan identity_plan(const ir::Graph& spec) {
+ir::Plan identity_plan(const ir::Graph& spec) {
   PlanBuilder p;
   ir::Graph g = spec;
   g.file = "rank0.onnx";
@@ -158,9 +158,9 @@ frontend::Plan identity_plan(const ir::Graph& spec) {
   return p.plan();
 }
 
-frontend::SliceEntry span(int64_t start, int64_t end) { return std::make_pair(start, end); }
+ir::SliceEntry span(int64_t start, int64_t end) { return std::make_pair(start, end); }
 
-Outcome reduce_of(const ir::Graph& spec, const frontend::Plan& plan) {
+Outcome reduce_of(const ir::Graph& spec, const ir::Plan& plan) {
   const exec::LinkedPlan linked = exec::link_plan(plan);
   return reduce_plan(spec, all_ranks(plan), linked);
 }
@@ -225,14 +225,14 @@ Fs full_and_reduced(const reduce::ReducedDim* row) {
   return out;
 }
 
-const frontend::Binding* binding_of(const frontend::Plan& p, int64_t rank, const std::string& value) {
+const ir::Binding* binding_of(const ir::Plan& p, int64_t rank, const std::string& value) {
   for (const auto& b : p.bindings)
     if (b.rank == rank && b.value == value) return &b;
   ADD_FAILURE() << "no binding of rank " << rank << " value '" << value << "'";
   return nullptr;
 }
 
-std::vector<Span> spans(const frontend::Binding& b) {
+std::vector<Span> spans(const ir::Binding& b) {
   std::vector<Span> out;
   if (!b.slice) return out;
   for (const auto& e : *b.slice) out.push_back(e ? *e : Span{-1, -1});
@@ -255,7 +255,7 @@ std::unique_ptr<GraphRun> run_alone(const ir::Graph& g) {
   return r;
 }
 
-std::vector<std::string> differing_outputs(const ir::Graph& spec, const frontend::Plan& plan) {
+std::vector<std::string> differing_outputs(const ir::Graph& spec, const ir::Plan& plan) {
   const exec::LinkedPlan linked = exec::link_plan(plan);
   const check::BoundPlan bound = check::resolve_bindings(spec, plan);
   solver::Context ctx;

@@ -13,7 +13,7 @@
 
 #include "exec/executor.h"
 #include "exec/linker.h"
-#include "frontend/plan.h"
+#include "ir/plan.h"
 #include "ir/graph.h"
 #include "reduce/reduce.h"
 #include "solver/context.h"
@@ -70,21 +70,21 @@ class PlanBuilder {
   int64_t rank(size_t program);
   // Binds rank value `value` to spec value `spec` (the whole tensor when no slice is given).
   void bind(int64_t rank, const std::string& value, const std::string& spec,
-            std::optional<std::vector<frontend::SliceEntry>> slice = std::nullopt);
-  const frontend::Plan& plan() const { return plan_; }
+            std::optional<std::vector<ir::SliceEntry>> slice = std::nullopt);
+  const ir::Plan& plan() const { return plan_; }
 
  private:
-  frontend::Plan plan_;
+  ir::Plan plan_;
 };
 
 // One rank running the spec itself, every input and output bound whole.
-frontend::Plan identity_plan(const ir::Graph& spec);
+ir::Plan identity_plan(const ir::Graph& spec);
 
-frontend::SliceEntry span(int64_t start, int64_t end);
-inline const frontend::SliceEntry whole = std::nullopt;  // the whole dimension
+ir::SliceEntry span(int64_t start, int64_t end);
+inline const ir::SliceEntry whole = std::nullopt;  // the whole dimension
 
 // Links the plan and reduces it.
-Outcome reduce_of(const ir::Graph& spec, const frontend::Plan& plan);
+Outcome reduce_of(const ir::Graph& spec, const ir::Plan& plan);
 
 // The declared static shape of a graph input or output (empty with a test failure when absent).
 std::vector<int64_t> declared_shape(const ir::Graph& g, const std::string& name);
@@ -104,9 +104,9 @@ const reduce::ReducedDim* dim_row(const Reduced& r, const std::string& value, in
 using Fs = std::vector<std::pair<int64_t, int64_t>>;
 Fs full_and_reduced(const reduce::ReducedDim* row);
 // The binding of rank value `value` (a test failure when absent).
-const frontend::Binding* binding_of(const frontend::Plan& p, int64_t rank, const std::string& value);
+const ir::Binding* binding_of(const ir::Plan& p, int64_t rank, const std::string& value);
 // A binding's slice as [start, end) pairs; {-1, -1} for an entry left whole.
-std::vector<Span> spans(const frontend::Binding& b);
+std::vector<Span> spans(const ir::Binding& b);
 
 // One program run alone over symbolic inputs: input `x` holds symbols x[0], x[1], ... in
 // row-major order; initializers are their constants.
@@ -122,6 +122,6 @@ std::unique_ptr<GraphRun> run_alone(const ir::Graph& g);
 
 // The spec outputs on which the plan's result differs from the spec's, as the prover decides
 // on exactly these programs (empty: equivalent).
-std::vector<std::string> differing_outputs(const ir::Graph& spec, const frontend::Plan& plan);
+std::vector<std::string> differing_outputs(const ir::Graph& spec, const ir::Plan& plan);
 
 }  // namespace onnx_tv::reduce::test

@@ -95,7 +95,7 @@ ir::Graph mean_rank(const std::string& file, double scale) {
   return b.graph();
 }
 
-frontend::Plan mean_plan(double scale) {
+ir::Plan mean_plan(double scale) {
   PlanBuilder p;
   const size_t prog = p.program(mean_rank("shard.onnx", scale));
   for (int64_t r = 0; r < 2; ++r) {

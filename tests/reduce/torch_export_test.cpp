@@ -30,7 +30,7 @@ ir::Graph scores_program(const std::string& file, int64_t heads) {
 }
 
 // Column-parallel over two ranks: rank r holds heads [4r, 4r + 4) of 8.
-frontend::Plan column_parallel_scores(bool swap_shards = false) {
+ir::Plan column_parallel_scores(bool swap_shards = false) {
   PlanBuilder p;
   const size_t prog = p.program(scores_program("shard.onnx", 4));
   for (int64_t r = 0; r < 2; ++r) {
@@ -71,10 +71,10 @@ TEST(TorchExport, ShapeGatherConcatReshapeTargetIsTheReducedSizes) {
   EXPECT_EQ(operand_ints(rank, "q4", 1), (std::vector<int64_t>{2, 2, 2, 2}));
   EXPECT_EQ(declared_shape(rank, "wq"), (std::vector<int64_t>{2, 4}));
 
-  const frontend::Binding* wq1 = binding_of(r.plan, 1, "wq");
+  const ir::Binding* wq1 = binding_of(r.plan, 1, "wq");
   ASSERT_TRUE(wq1);
   EXPECT_EQ(spans(*wq1), (std::vector<Span>{Span{0, 2}, Span{4, 8}}));
-  const frontend::Binding* s1 = binding_of(r.plan, 1, "scores");
+  const ir::Binding* s1 = binding_of(r.plan, 1, "scores");
   ASSERT_TRUE(s1);
   EXPECT_EQ(spans(*s1), (std::vector<Span>{Span{0, 2}, Span{2, 4}, Span{0, 2}, Span{0, 2}}));
 

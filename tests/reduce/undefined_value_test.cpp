@@ -20,7 +20,7 @@ ir::Graph spec_program() {
   return b.graph();
 }
 
-frontend::Plan plan_adding(const std::function<std::string(GraphBuilder&)>& bad) {
+ir::Plan plan_adding(const std::function<std::string(GraphBuilder&)>& bad) {
   GraphBuilder b("rank0.onnx");
   b.input("x", {8});
   b.op("Mul", {"x", "x"}, "sq");
@@ -33,7 +33,7 @@ frontend::Plan plan_adding(const std::function<std::string(GraphBuilder&)>& bad)
   return p.plan();
 }
 
-void expect_math_error(const frontend::Plan& plan, const std::string& words) {
+void expect_math_error(const ir::Plan& plan, const std::string& words) {
   try {
     Outcome o = reduce_of(spec_program(), plan);
     ADD_FAILURE() << "no error; " << (o.reduced ? "reduced" : "not reduced: " + o.why);

@@ -1,12 +1,12 @@
-#include "frontend/binding_side.h"
+#include "ir/binding_side.h"
 
 #include <algorithm>
 
-namespace onnx_tv::frontend {
+namespace onnx_tv::ir {
 
 namespace {
 
-bool listed(const std::vector<ir::ValueInfo>& infos, const std::string& name) {
+bool listed(const std::vector<ValueInfo>& infos, const std::string& name) {
   return std::any_of(infos.begin(), infos.end(), [&](const auto& vi) { return vi.name == name; });
 }
 
@@ -19,7 +19,7 @@ bool is_input_side(const BindingNames& n) {
   return false;
 }
 
-bool is_input_binding(const Binding& b, const ir::Graph& rank, const ir::Graph& spec) {
+bool is_input_binding(const Binding& b, const Graph& rank, const Graph& spec) {
   BindingNames n;
   n.rank_input = listed(rank.inputs, b.value);
   n.rank_initializer = !n.rank_input && rank.initializers.count(b.value);
@@ -29,4 +29,4 @@ bool is_input_binding(const Binding& b, const ir::Graph& rank, const ir::Graph& 
   return is_input_side(n);
 }
 
-}  // namespace onnx_tv::frontend
+}  // namespace onnx_tv::ir

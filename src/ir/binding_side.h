@@ -6,10 +6,10 @@
 // obligation like any output, so a wrong constant is refuted, not taken for an assumption
 // about a spec input. A rank graph input passed out as an output stays an input binding when
 // its spec value is a spec input.
-#include "frontend/plan.h"
+#include "ir/plan.h"
 #include "ir/graph.h"
 
-namespace onnx_tv::frontend {
+namespace onnx_tv::ir {
 
 // What the two names of a binding are in their programs.
 struct BindingNames {
@@ -23,6 +23,6 @@ struct BindingNames {
 bool is_input_side(const BindingNames& n);
 
 // The same, looked up in the programs (by scanning their inputs and outputs).
-bool is_input_binding(const Binding& b, const ir::Graph& rank, const ir::Graph& spec);
+bool is_input_binding(const Binding& b, const Graph& rank, const Graph& spec);
 
-}  // namespace onnx_tv::frontend
+}  // namespace onnx_tv::ir

@@ -6,9 +6,9 @@
 
 #include "common/checked.h"
 #include "common/errors.h"
-#include "frontend/plan_detail.h"
+#include "ir/comm_parse.h"
 
-namespace onnx_tv::frontend {
+namespace onnx_tv::ir {
 
 namespace {
 
@@ -18,8 +18,8 @@ constexpr const char* kMicrosoft = "com.microsoft";
 struct OpSite {
   const Plan& plan;
   int64_t rank;
-  const ir::Graph& graph;
-  const ir::Node& node;
+  const Graph& graph;
+  const Node& node;
   size_t index;
 
   std::string where() const {
@@ -30,22 +30,22 @@ struct OpSite {
   }
   [[noreturn]] void fail(const std::string& msg) const { throw InputError(where() + ": " + msg); }
 
-  const ir::Attribute* attr(const std::string& name) const {
+  const Attribute* attr(const std::string& name) const {
     auto it = node.attributes.find(name);
     return it == node.attributes.end() ? nullptr : &it->second;
   }
-  const ir::Attribute* attr_of(const std::string& name, ir::Attribute::Kind kind,
+  const Attribute* attr_of(const std::string& name, Attribute::Kind kind,
                                const char* kind_name) const {
-    const ir::Attribute* a = attr(name);
+    const Attribute* a = attr(name);
     if (a && a->kind != kind) fail("attribute '" + name + "' must be " + kind_name);
     return a;
   }
   std::optional<int64_t> int_attr(const std::string& name) const {
-    const ir::Attribute* a = attr_of(name, ir::Attribute::Kind::Int, "an int");
+    const Attribute* a = attr_of(name, Attribute::Kind::Int, "an int");
     return a ? std::optional<int64_t>(a->i) : std::nullopt;
   }
   std::optional<std::string> string_attr(const std::string& name) const {
-    const ir::Attribute* a = attr_of(name, ir::Attribute::Kind::String, "a string");
+    const Attribute* a = attr_of(name, Attribute::Kind::String, "a string");
     return a ? std::optional<std::string>(a->s) : std::nullopt;
   }
 };
@@ -61,21 +61,21 @@ bool is_microsoft_op(const std::string& op) {
          op == "Recv";
 }
 
-ir::CommKind kind_of(const std::string& op) {
-  if (op == "AllReduce") return ir::CommKind::AllReduce;
-  if (op == "AllGather") return ir::CommKind::AllGather;
-  if (op == "ReduceScatter") return ir::CommKind::ReduceScatter;
-  if (op == "AllToAll") return ir::CommKind::AllToAll;
-  if (op == "Broadcast") return ir::CommKind::Broadcast;
-  if (op == "Send") return ir::CommKind::Send;
-  return ir::CommKind::Recv;
+CommKind kind_of(const std::string& op) {
+  if (op == "AllReduce") return CommKind::AllReduce;
+  if (op == "AllGather") return CommKind::AllGather;
+  if (op == "ReduceScatter") return CommKind::ReduceScatter;
+  if (op == "AllToAll") return CommKind::AllToAll;
+  if (op == "Broadcast") return CommKind::Broadcast;
+  if (op == "Send") return CommKind::Send;
+  return CommKind::Recv;
 }
 
 // group / group_axes -> member ranks in group order.
 std::vector<int64_t> resolve_group(const OpSite& s) {
-  const ir::Attribute* group = s.attr_of("group", ir::Attribute::Kind::Ints, "a list of ints");
-  const ir::Attribute* axes =
-      s.attr_of("group_axes", ir::Attribute::Kind::Strings, "a list of strings");
+  const Attribute* group = s.attr_of("group", Attribute::Kind::Ints, "a list of ints");
+  const Attribute* axes =
+      s.attr_of("group_axes", Attribute::Kind::Strings, "a list of strings");
   if (group && axes) s.fail("give either 'group' or 'group_axes', not both");
   std::vector<int64_t> members;
   if (group) {
@@ -161,11 +161,11 @@ int64_t resolve_peer(const OpSite& s) {
   return p;
 }
 
-ir::ReduceOp resolve_reduce(const OpSite& s) {
+ReduceOp resolve_reduce(const OpSite& s) {
   const std::string r = s.string_attr("reduce").value_or("sum");
-  if (r == "sum") return ir::ReduceOp::Sum;
-  if (r == "max") return ir::ReduceOp::Max;
-  if (r == "min") return ir::ReduceOp::Min;
+  if (r == "sum") return ReduceOp::Sum;
+  if (r == "max") return ReduceOp::Max;
+  if (r == "min") return ReduceOp::Min;
   s.fail("attribute 'reduce' = '" + r + "' (expected \"sum\", \"max\" or \"min\")");
 }
 
@@ -183,7 +183,7 @@ void expect_arity(const OpSite& s, size_t inputs, size_t outputs_min, size_t out
   }
 }
 
-ir::CommOp parse_onnx_tv(const OpSite& s) {
+CommOp parse_onnx_tv(const OpSite& s) {
   static const std::set<std::string> known = {"group", "group_axes", "reduce", "axis",
                                               "split_axis", "concat_axis", "root", "peer",
                                               "peer_axis", "peer_offset", "tag", "key"};
@@ -194,19 +194,19 @@ ir::CommOp parse_onnx_tv(const OpSite& s) {
   for (const auto& [name, a] : s.node.attributes) {
     if (!known.count(name)) s.fail("unknown attribute '" + name + "'");
   }
-  ir::CommOp op;
+  CommOp op;
   op.kind = kind_of(s.node.op_type);
   op.node_index = s.index;
   op.key = s.string_attr("key").value_or("");
   switch (op.kind) {
-    case ir::CommKind::Send:
+    case CommKind::Send:
       expect_arity(s, 1, 0, 1);
       op.peer = resolve_peer(s);
       op.tag = s.int_attr("tag").value_or(0);
       op.data_input = s.node.inputs[0];
       op.output = s.node.outputs.empty() ? "" : s.node.outputs[0];
       return op;
-    case ir::CommKind::Recv:
+    case CommKind::Recv:
       expect_arity(s, 0, 1, 1);
       op.peer = resolve_peer(s);
       op.tag = s.int_attr("tag").value_or(0);
@@ -219,17 +219,17 @@ ir::CommOp parse_onnx_tv(const OpSite& s) {
   op.group = resolve_group(s);
   op.data_input = s.node.inputs[0];
   op.output = s.node.outputs[0];
-  if (op.kind == ir::CommKind::AllReduce || op.kind == ir::CommKind::ReduceScatter) {
+  if (op.kind == CommKind::AllReduce || op.kind == CommKind::ReduceScatter) {
     op.reduce = resolve_reduce(s);
   }
-  if (op.kind == ir::CommKind::AllGather || op.kind == ir::CommKind::ReduceScatter) {
+  if (op.kind == CommKind::AllGather || op.kind == CommKind::ReduceScatter) {
     op.axis = s.int_attr("axis").value_or(0);
   }
-  if (op.kind == ir::CommKind::AllToAll) {
+  if (op.kind == CommKind::AllToAll) {
     op.split_axis = s.int_attr("split_axis").value_or(0);
     op.concat_axis = s.int_attr("concat_axis").value_or(0);
   }
-  if (op.kind == ir::CommKind::Broadcast) {
+  if (op.kind == CommKind::Broadcast) {
     op.root = s.int_attr("root").value_or(0);
     if (op.root < 0 || op.root >= int64_t(op.group.size())) {
       s.fail("attribute 'root' = " + std::to_string(op.root) + " is not an index into the group "
@@ -242,11 +242,11 @@ ir::CommOp parse_onnx_tv(const OpSite& s) {
 // The constant value of a com.microsoft Send/Recv's Remote input: an initializer or the output
 // of a Constant node, holding one integer.
 int64_t constant_remote(const OpSite& s, const std::string& name) {
-  const ir::ConstTensor* t = nullptr;
+  const ConstTensor* t = nullptr;
   auto it = s.graph.initializers.find(name);
   if (it != s.graph.initializers.end()) t = &it->second;
   std::optional<int64_t> direct;
-  for (const ir::Node& n : s.graph.nodes) {
+  for (const Node& n : s.graph.nodes) {
     if (t || direct || n.op_type != "Constant" || !n.domain.empty()) continue;
     if (n.outputs.empty() || n.outputs[0] != name) continue;
     for (const auto& [an, a] : n.attributes) {
@@ -262,18 +262,18 @@ int64_t constant_remote(const OpSite& s, const std::string& name) {
   }
   if (!t->ints.empty() && t->ints.size() == 1) return t->ints[0];
   s.fail("input 'Remote' ('" + name + "') must hold one integer rank, found a " +
-         ir::dtype_name(t->dtype) + " tensor of shape " + ir::shape_string(t->shape));
+         dtype_name(t->dtype) + " tensor of shape " + shape_string(t->shape));
 }
 
-ir::CommOp parse_microsoft(const OpSite& s) {
-  ir::CommOp op;
+CommOp parse_microsoft(const OpSite& s) {
+  CommOp op;
   op.kind = kind_of(s.node.op_type);
   op.node_index = s.index;
   const int64_t world = s.plan.world_size;
   const auto& in = s.node.inputs;
   const auto& out = s.node.outputs;
-  if (op.kind == ir::CommKind::Send || op.kind == ir::CommKind::Recv) {
-    const bool send = op.kind == ir::CommKind::Send;
+  if (op.kind == CommKind::Send || op.kind == CommKind::Recv) {
+    const bool send = op.kind == CommKind::Send;
     // Send(InputSignal, Remote, data...) -> OutputSignal; Recv(InputSignal, Remote) ->
     // (OutputSignal, data...). Several data tensors per call are outside what is paired.
     if (in.size() < 2 || in[1].empty()) s.fail("needs inputs InputSignal and Remote");
@@ -308,30 +308,30 @@ ir::CommOp parse_microsoft(const OpSite& s) {
     s.fail("attribute 'group_size' = " + std::to_string(*gs) + ", but com.microsoft "
            "collectives span the whole world (world_size " + std::to_string(world) + ")");
   }
-  if (op.kind == ir::CommKind::AllGather) {
+  if (op.kind == CommKind::AllGather) {
     const auto axis = s.int_attr("axis");
     if (!axis) s.fail("attribute 'axis' must be given");
     op.axis = *axis;
   }
-  if (op.kind == ir::CommKind::AllToAll) op.flatten = true;
+  if (op.kind == CommKind::AllToAll) op.flatten = true;
   return op;
 }
 
 }  // namespace
 
-bool is_comm_op(const ir::Node& node) {
+bool is_comm_op(const Node& node) {
   // Any onnx_tv op counts, so that a misspelled one is reported as such, not as an unknown op.
   if (node.domain == kDomain) return true;
   return node.domain == kMicrosoft && is_microsoft_op(node.op_type);
 }
 
-ir::CommOp parse_comm_op(const Plan& plan, int64_t rank, size_t node_index) {
+CommOp parse_comm_op(const Plan& plan, int64_t rank, size_t node_index) {
   ONNX_TV_ASSERT(rank >= 0 && rank < plan.world_size, "rank outside the plan");
-  const ir::Graph& g = plan.program_of(rank);
+  const Graph& g = plan.program_of(rank);
   ONNX_TV_ASSERT(node_index < g.nodes.size(), "node index outside the graph");
   const OpSite site{plan, rank, g, g.nodes[node_index], node_index};
   ONNX_TV_ASSERT(is_comm_op(site.node), "parse_comm_op on a node that is no communication op");
   return site.node.domain == kDomain ? parse_onnx_tv(site) : parse_microsoft(site);
 }
 
-}  // namespace onnx_tv::frontend
+}  // namespace onnx_tv::ir

@@ -2,9 +2,9 @@
 // bound to a spec output is an obligation, not an input.
 #include <gtest/gtest.h>
 
-#include "frontend/binding_side.h"
+#include "ir/binding_side.h"
 
-namespace onnx_tv::frontend::test {
+namespace onnx_tv::ir::test {
 namespace {
 
 ir::ValueInfo info(const std::string& name) { return {name, ir::DType::Float, std::vector<ir::Dim>{}}; }
@@ -56,4 +56,4 @@ TEST(BindingSide, LookedUpInTheGraphs) {
 }
 
 }  // namespace
-}  // namespace onnx_tv::frontend::test
+}  // namespace onnx_tv::ir::test

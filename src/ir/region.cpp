@@ -3,9 +3,9 @@
 // coords[a]; when several axes shard one dimension they apply in mesh-axis order, so the
 // earlier axis is the coarser split, as DTensor lays out its default sharding.
 #include "common/errors.h"
-#include "frontend/plan_detail.h"
+#include "ir/plan.h"
 
-namespace onnx_tv::frontend {
+namespace onnx_tv::ir {
 
 namespace {
 
@@ -110,7 +110,7 @@ std::string slice_text(const std::optional<std::vector<SliceEntry>>& s,
 
 std::string binding_key(const Binding& b, std::optional<size_t> open_dim) {
   std::string p;
-  for (const Placement& pl : b.placements) p += detail::placement_name(pl) + ",";
+  for (const Placement& pl : b.placements) p += placement_name(pl) + ",";
   return (open_dim ? "*" + std::to_string(*open_dim) : b.value) + "\n" + b.spec + "\n" +
          slice_text(b.slice, std::nullopt) + "\n" + p + "\n" + slice_text(b.local_slice, open_dim) +
          "\n" + (b.partial ? "p" : "") + "\n" + b.group;
@@ -130,4 +130,13 @@ Region resolve_region(const Binding& b, const std::optional<Mesh>& mesh,
   return r;
 }
 
-}  // namespace onnx_tv::frontend
+std::string placement_name(const Placement& p) {
+  switch (p.kind) {
+    case Placement::Kind::Shard: return "Shard(" + std::to_string(p.dim) + ")";
+    case Placement::Kind::Replicate: return "Replicate()";
+    case Placement::Kind::Partial: return "Partial()";
+  }
+  return "?";
+}
+
+}  // namespace onnx_tv::ir
