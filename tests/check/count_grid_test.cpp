@@ -27,7 +27,9 @@ namespace fs = std::filesystem;
 // tools/zoo/generate.py --small-plan PLAN, with a generator-level edit unless `bug` is
 // empty, in a fresh folder.
 fs::path generate(const std::string& bug, const std::string& plan = "tp4_mb2") {
-  const fs::path dir = fs::temp_directory_path() / ("onnx_tv_count_grid_" + plan + bug);
+  // One folder per test: ctest runs the tests of this file side by side.
+  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const fs::path dir = fs::temp_directory_path() / ("onnx_tv_count_grid_" + test + "_" + plan + bug);
   fs::remove_all(dir);
   const std::string cmd = std::string("/usr/bin/python3 ") + ONNX_TV_SOURCE_DIR +
                           "/tools/zoo/generate.py --small-plan " + plan +

@@ -21,7 +21,9 @@ namespace fs = std::filesystem;
 // tools/zoo/generate.py --small-plan dp4_pp2_mb4: a grid of four instances (2 and 3
 // data-parallel ranks, 2 and 3 micro-batches).
 fs::path generate(const std::string& bug) {
-  const fs::path dir = fs::temp_directory_path() / ("onnx_tv_spread_" + bug);
+  // One folder per test: ctest runs the tests of this file side by side.
+  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const fs::path dir = fs::temp_directory_path() / ("onnx_tv_spread_" + test + "_" + bug);
   fs::remove_all(dir);
   const std::string cmd = std::string("/usr/bin/python3 ") + ONNX_TV_SOURCE_DIR +
                           "/tools/zoo/generate.py --small-plan dp4_pp2_mb4" +
