@@ -2,40 +2,34 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iterator>
 #include <exception>
-#include <functional>
 #include <map>
-#include <mutex>
-#include <thread>
 #include <variant>
-#include <unordered_map>
 
 #include "check/bindings.h"
-#include "check/instance_pool.h"
-#include "check/integer_inputs.h"
 #include "check/counted_replicas.h"
 #include "check/counted_sums.h"
 #include "check/failure_report.h"
 #include "check/full_size.h"
-#include "common/limits.h"
-#include "exec/executor.h"
-#include "exec/linker.h"
-#include "ir/well_formed.h"
-#include "common/memory_limit.h"
-#include "common/memory_watchdog.h"
+#include "check/instance.h"
+#include "check/integer_inputs.h"
 #include "check/obligations.h"
-#include "check/outcome_wire.h"
+#include "check/prove_grid.h"
 #include "check/stage_cuts.h"
 #include "check/stage_run.h"
 #include "check/witness.h"
-#include "solver/boolean_residue.h"
 #include "common/errors.h"
+#include "common/limits.h"
+#include "common/memory_limit.h"
+#include "exec/executor.h"
+#include "exec/linker.h"
 #include "frontend/model_loader.h"
 #include "frontend/plan.h"
 #include "ir/tensor_util.h"
+#include "ir/well_formed.h"
 #include "reduce/micro_batches.h"
 #include "reduce/reduce.h"
+#include "solver/boolean_residue.h"
 
 namespace onnx_tv::check {
 
@@ -47,6 +41,18 @@ std::string verdict_name(Verdict v) {
     case Verdict::Unknown: return "UNKNOWN";
   }
   return "?";
+}
+
+void report(const CheckOptions& o, const std::string& phase, int64_t done, int64_t total) {
+  if (o.on_progress) o.on_progress(Progress{phase, done, total});
+}
+
+exec::RunLimits run_limits(const CheckOptions& o) {
+  exec::RunLimits l;
+  l.memory_bytes = memory_limit_bytes(o);
+  l.node_elements = o.max_elements;
+  l.trace = o.trace;
+  return l;
 }
 
 namespace {
@@ -67,10 +73,6 @@ constexpr size_t kExpansionBudget = limits::kExpansionBudget;
 // not met by unfolding within kStagedBudget terms.
 constexpr size_t kStagedMaxTerms = limits::kStagedMaxTerms;
 constexpr size_t kStagedBudget = limits::kStagedBudget;
-
-void report(const CheckOptions& o, const std::string& phase, int64_t done, int64_t total) {
-  if (o.on_progress) o.on_progress(Progress{phase, done, total});
-}
 
 // Whether a and b are the same polynomial once every definition is expanded (false past the
 // budget).
@@ -120,14 +122,6 @@ void copy_reduction(Reduction& out, const reduce::Reduced& r) {
   out.kept_full = r.kept_full;
   out.dims = r.dims;
   out.other_dims = r.other_dims;
-}
-
-exec::RunLimits run_limits(const CheckOptions& o) {
-  exec::RunLimits l;
-  l.memory_bytes = memory_limit_bytes(o);
-  l.node_elements = o.max_elements;
-  l.trace = o.trace;
-  return l;
 }
 
 // What reduce_or_refuse decided.
@@ -440,15 +434,7 @@ std::optional<Retry> prove_all(CheckResult& res, const CheckOptions& options,
   return std::nullopt;
 }
 
-// What proving one instance came to: a result, or a reason to choose the ranks again.
-enum class Tried { Done, Again };
-
-// What choosing found on the plan of an instance already (linked, its micro-batches), so the
-// instance does not find it again; null where nothing was.
-struct Known {
-  const exec::LinkedPlan* linked = nullptr;
-  const reduce::MicroBatches* micro_batches = nullptr;
-};
+}  // namespace
 
 // Reduces and proves the instance holding the ranks `fewer` kept; `res` gets its result.
 Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Graph& full_spec,
@@ -457,30 +443,47 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
   const bool all = fewer.axes.empty();
   ir::Graph spec = full_spec;
   ir::Plan plan = fewer.plan;
-  exec::LinkedPlan linked =
-      known.linked ? *known.linked : exec::link_plan(plan, run_limits(options).memory_bytes);
+  // The plan linked: the one known, else linked here. With fewer micro-batches the cut links
+  // its own, so the known one is read, not copied (a linked plan holds every step of its ranks).
+  std::optional<exec::LinkedPlan> own;
+  auto given = [&]() -> const exec::LinkedPlan& {
+    if (!known.linked && !own) own = exec::link_plan(plan, run_limits(options).memory_bytes);
+    return known.linked ? *known.linked : *own;
+  };
   BoundPlan bound = all && !fewer.micro_batch_count ? full_bound : BoundPlan{};
   Totals totals;
   std::optional<reduce::FewerRanks> cut;  // with fewer micro-batches: the bodies kept
   if (fewer.micro_batch_count) {
-    // Found on this instance's ranks: each instance proves only what it checked.
-    const reduce::MicroBatches mb =
-        known.micro_batches ? *known.micro_batches : reduce::find_micro_batches(plan, linked);
+    // Found on this instance's ranks: each instance proves only what it checked. The cuts
+    // made of the plan known were made from it the same way, before it was let go.
     std::optional<reduce::MicroBatchCut> c;
-    if (mb.count == fewer.micro_batches)
-      c = reduce::cut_micro_batches(plan, linked, mb, fewer.micro_batch_count);
+    std::string why_not;
+    if (const auto* made = known.cut(fewer.micro_batch_count)) {
+      c = *made;
+      why_not = known.micro_batches->why_not;
+    } else {
+      const reduce::MicroBatches mb = known.micro_batches
+                                          ? *known.micro_batches
+                                          : reduce::find_micro_batches(plan, given());
+      why_not = mb.why_not;
+      if (mb.count == fewer.micro_batches)
+        c = reduce::cut_micro_batches(plan, given(), mb, fewer.micro_batch_count);
+    }
     if (!c) {
       kept.micro_batches =
-          mb.why_not.empty() ? "the bodies kept do not pair as in the full plan" : mb.why_not;
+          why_not.empty() ? "the bodies kept do not pair as in the full plan" : why_not;
       return Tried::Again;
     }
     cut = fewer;
     cut->plan = plan = std::move(c->plan);
     cut->micro_batch_pieces = std::move(c->piece_dims);
     cut->micro_batch_totals = c->totals;
-    linked = std::move(c->linked);
+    own = std::move(c->linked);
     totals = Totals{std::move(c->totals), size_t(fewer.micro_batch_count)};
   }
+  // Reduction rewrites the linked plan: a known one is copied only now, when no cut replaced it.
+  exec::LinkedPlan linked = own ? std::move(*own) : given();
+  own.reset();
   std::vector<reduce::SumSite> sum_sites;
   const Instance got = reduce_or_refuse(res, options, spec, cut ? *cut : fewer, plan, linked,
                                         bound, kept, sum_sites);
@@ -529,6 +532,8 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
   }
 }
 
+namespace {
+
 // Micro-batched programs are proven with 2 and 3 bodies (reduce/micro_batches.h) unless an
 // earlier try found they cannot be. `linked` links first.plan; what is found is kept for the
 // instances whose plan that is.
@@ -544,167 +549,6 @@ std::optional<reduce::MicroBatches> choose_micro_batches(
   first.micro_batches = mb.count;
   first.micro_batch_count = mb.count ? 2 : 0;
   return mb;
-}
-
-// What the full plan looks like to every instance of one choice of fewer ranks.
-struct FullPlan {
-  const ir::Graph& spec;
-  const ir::Plan& plan;
-  const BoundPlan& bound;
-  Known first;  // what is known of the first instance's plan (the full plan when no axis shrinks)
-};
-
-// Whether two points of a grid keep the same ranks (they may differ in micro-batches).
-bool same_ranks(std::map<std::string, int64_t> a, std::map<std::string, int64_t> b) {
-  a.erase(reduce::kMicroBatches);
-  b.erase(reduce::kMicroBatches);
-  return a == b;
-}
-
-// Proves every instance of the grid of `first` (one when no axis shrinks), sequentially or
-// `jobs` at a time; with several processes (CheckOptions::spread) each proves its share and
-// all exchange their outcomes. The first instance in grid order that asks for another choice
-// (its reasons are then added to `kept`) or is not EQUIVALENT decides; all EQUIVALENT, the
-// last one reports. nullopt: choose again. `proven[p]` counts the instances process p proved.
-std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptions& options,
-                                      const FullPlan& full, const reduce::FewerRanks& first,
-                                      reduce::KeptWhole& kept, std::vector<std::string>& warnings,
-                                      std::vector<int64_t>& proven) {
-  const auto grid = reduce::count_grid(first);
-  std::vector<CheckResult> results(grid.size(), start);
-  std::vector<reduce::KeptWhole> keeps(grid.size(), kept);
-  std::vector<Tried> tried(grid.size(), Tried::Done);
-  std::vector<char> ran(grid.size(), 0);  // not vector<bool>: threads set their own entries
-  // An instance's error is raised only where grid order reaches it, as in a sequential run.
-  std::vector<std::exception_ptr> errors(grid.size());
-  const reduce::KeptWhole kept_before = kept;
-  auto one = [&](size_t k, const CheckOptions& o) {  // instance k from the start
-    ran[k] = 1;
-    results[k] = start;
-    keeps[k] = kept_before;
-    errors[k] = nullptr;
-    tried[k] = Tried::Done;
-    bool over_memory = false;
-    try {
-      const reduce::FewerRanks fewer =
-          k == 0 ? first : reduce::with_counts(full.plan, first, grid[k]);
-      // An instance with the first one's ranks (2 on every axis; its micro-batches may
-      // differ) has its plan: what is known of that plan holds.
-      const Known known = same_ranks(grid[k], grid[0]) ? full.first : Known{};
-      tried[k] = try_instance(results[k], o, full.spec, fewer, known, full.bound, keeps[k]);
-    } catch (const ResourceLimit&) {
-      errors[k] = std::current_exception();
-      over_memory = true;
-    } catch (...) {
-      errors[k] = std::current_exception();
-    }
-    if (over_memory) return InstanceEnd::OverMemory;
-    return errors[k] || tried[k] == Tried::Again || results[k].verdict != Verdict::Equivalent
-               ? InstanceEnd::Decides
-               : InstanceEnd::Continues;
-  };
-  const CheckOptions::Spread& spread = options.spread;
-  const int processes = std::max(1, spread.processes);
-  std::vector<size_t> mine;  // this process's share, every processes-th instance
-  for (size_t k = size_t(spread.process); k < grid.size(); k += size_t(processes)) mine.push_back(k);
-  const int jobs = resolve_jobs(options.jobs, spread.processes_here);
-  if (processes == 1 && (jobs <= 1 || grid.size() == 1)) {
-    for (size_t k = 0; k < grid.size(); ++k) {
-      CheckOptions labelled = options;  // "instance 2/4: spec (stage-wise)"
-      if (grid.size() > 1 && options.on_progress)
-        labelled.on_progress = [&, k](const Progress& p) {
-          options.on_progress(Progress{"instance " + std::to_string(k + 1) + "/" +
-                                           std::to_string(grid.size()) + ": " + p.phase,
-                                       p.done, p.total});
-        };
-      if (one(k, labelled) != InstanceEnd::Continues) break;
-    }
-  } else if (!mine.empty()) {
-    // Progress as instances done, one thread at a time; each instance's own phases would
-    // interleave, but still reach the caller as that count (a caller stops the check from
-    // its progress callback).
-    const int64_t total = int64_t(mine.size());
-    std::mutex progress;
-    int64_t done = 0;
-    CheckOptions quiet = options;
-    if (options.on_progress)
-      quiet.on_progress = [&](const Progress&) {
-        std::lock_guard<std::mutex> hold(progress);
-        report(options, "instances", done, total);
-      };
-    // Before an instance is proven again alone: what the others freed goes back to the
-    // system, and the watchdog's sign of memory over the limit (a look every few tens of
-    // milliseconds) has caught up.
-    auto settle = [&] {
-      if (options.release_memory) options.release_memory();
-      const size_t limit = run_limits(options).memory_bytes;
-      for (int i = 0; i < 40 && limit && (memory_over_limit() || resident_bytes() > limit); ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    };
-    report(options, "instances", 0, total);
-    prove_instances(
-        mine.size(), jobs, [&](size_t i) { return one(mine[i], quiet); },
-        [&](int64_t d, int64_t n) {
-          std::lock_guard<std::mutex> hold(progress);
-          report(options, "instances", done = d, n);
-        },
-        settle);
-  }
-  proven.resize(size_t(processes), 0);
-  if (processes > 1) {
-    std::vector<InstanceOutcome> outcomes;
-    for (size_t k : mine) {
-      if (!ran[k]) continue;
-      InstanceOutcome o{k, tried[k] == Tried::Again, results[k], keeps[k], "", ""};
-      if (errors[k]) describe_error(errors[k], o.error_kind, o.error_message);
-      outcomes.push_back(std::move(o));
-    }
-    const std::vector<std::string> all = spread.exchange(encode_outcomes(outcomes));
-    ONNX_TV_ASSERT(all.size() == size_t(processes),
-                   "outcomes from " + std::to_string(all.size()) + " processes, not " +
-                       std::to_string(processes));
-    for (size_t p = 0; p < all.size(); ++p) {
-      if (int(p) == spread.process) {
-        proven[p] += int64_t(outcomes.size());
-        continue;
-      }
-      for (InstanceOutcome& o : decode_outcomes(all[p])) {
-        ONNX_TV_ASSERT(o.instance < grid.size() && o.instance % size_t(processes) == p,
-                       "process " + std::to_string(p) + " sent instance " +
-                           std::to_string(o.instance) + " of " + std::to_string(grid.size()));
-        ++proven[p];
-        const size_t k = o.instance;
-        ran[k] = 1;
-        tried[k] = o.again ? Tried::Again : Tried::Done;
-        results[k] = std::move(o.result);
-        keeps[k] = std::move(o.kept);
-        if (!o.error_kind.empty()) errors[k] = error_from(o.error_kind, o.error_message);
-      }
-    }
-  } else {
-    proven[0] += std::count(ran.begin(), ran.end(), 1);
-  }
-  for (size_t k = 0; k < grid.size(); ++k) {
-    // An instance not proven follows one of its process's that decides, and so a decider.
-    ONNX_TV_ASSERT(ran[k], "instance " + std::to_string(k) + " was not proven");
-    if (errors[k]) std::rethrow_exception(errors[k]);
-    if (tried[k] == Tried::Again) {
-      kept = keeps[k];
-      warnings = results[k].warnings;
-      return std::nullopt;
-    }
-    if (results[k].verdict != Verdict::Equivalent) return std::move(results[k]);
-    if (k + 1 == grid.size()) {  // every instance EQUIVALENT: the stages of all of them
-      for (size_t j = 0; j + 1 < grid.size(); ++j) {
-        results[k].stats.stages += results[j].stats.stages;
-        results[k].stats.stages_proven += results[j].stats.stages_proven;
-        results[k].stats.stages_reused += results[j].stats.stages_reused;
-      }
-      return std::move(results[k]);
-    }
-  }
-  ONNX_TV_ASSERT(false, "no instance decided the check");
-  return std::nullopt;
 }
 
 void run_pipeline(CheckResult& res, const std::string& spec_path, const std::string& shards_dir,
@@ -737,11 +581,21 @@ void run_pipeline(CheckResult& res, const std::string& spec_path, const std::str
     std::optional<exec::LinkedPlan> first_linked;  // first.plan linked, when it has fewer ranks
     if (first.axes.empty() && !full_linked) full_linked = exec::link_plan(full_plan, memory);
     if (!first.axes.empty()) first_linked = exec::link_plan(first.plan, memory);
-    const exec::LinkedPlan& linked = first_linked ? *first_linked : *full_linked;
     std::optional<reduce::MicroBatches> micro;
-    if (options.reduce) micro = choose_micro_batches(first, linked, kept);
+    if (options.reduce)
+      micro = choose_micro_batches(first, first_linked ? *first_linked : *full_linked, kept);
+    // The instances with the first one's ranks need its plan only cut to their micro-batches:
+    // cut now, the plan of every micro-batch is let go before the grid runs.
+    std::map<int64_t, std::optional<reduce::MicroBatchCut>> cuts;
+    if (first_linked && micro && micro->count) {
+      cuts = cut_first(first, *first_linked, *micro, options.spread);
+      first_linked.reset();
+    }
+    const exec::LinkedPlan* linked = first_linked ? &*first_linked
+                                     : first.axes.empty() ? &*full_linked
+                                                          : nullptr;
     const FullPlan full{full_spec, full_plan, full_bound,
-                        Known{&linked, micro ? &*micro : nullptr}};
+                        Known{linked, micro ? &*micro : nullptr, linked ? nullptr : &cuts}};
     if (auto decided = prove_grid(res, options, full, first, kept, res.warnings, proven)) {
       res = std::move(*decided);
       res.stats.processes = int64_t(proven.size());

@@ -1,0 +1,51 @@
+#pragma once
+// Proving one instance of a plan (one choice of ranks and micro-batches kept): reduced, then
+// proven stage-wise or whole (check.cpp). Private to src/check, shared with prove_grid.cpp.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "check/bindings.h"
+#include "check/check.h"
+#include "exec/executor.h"
+#include "exec/linker.h"
+#include "reduce/micro_batches.h"
+#include "reduce/reduce.h"
+
+namespace onnx_tv::check {
+
+// Passes progress to the caller, when it asked for it.
+void report(const CheckOptions& o, const std::string& phase, int64_t done, int64_t total);
+
+// The limits a run of `o` holds to (memory, elements per node, trace).
+exec::RunLimits run_limits(const CheckOptions& o);
+
+// What proving one instance came to: a result, or a reason to choose the ranks again.
+enum class Tried { Done, Again };
+
+// What choosing found on the plan of an instance already (linked, its micro-batches), so the
+// instance does not find it again; null where nothing was.
+// With `cuts`, the plan was cut to each count of micro-batches kept (nullopt where it could
+// not be) from `linked` and `micro_batches`, and `linked` may be null: the cuts are much
+// smaller than the plan of every micro-batch, which need not stay alive while the grid runs.
+struct Known {
+  const exec::LinkedPlan* linked = nullptr;
+  const reduce::MicroBatches* micro_batches = nullptr;
+  const std::map<int64_t, std::optional<reduce::MicroBatchCut>>* cuts = nullptr;
+
+  // The cut made for `count` micro-batches; null when none was made.
+  const std::optional<reduce::MicroBatchCut>* cut(int64_t count) const {
+    if (!cuts) return nullptr;
+    auto it = cuts->find(count);
+    return it == cuts->end() ? nullptr : &it->second;
+  }
+};
+
+// Reduces and proves the instance holding the ranks `fewer` kept; `res` gets its result.
+// Again: the instance asks for another choice of ranks, its reasons added to `kept`.
+Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Graph& full_spec,
+                   const reduce::FewerRanks& fewer, const Known& known,
+                   const BoundPlan& full_bound, reduce::KeptWhole& kept);
+
+}  // namespace onnx_tv::check

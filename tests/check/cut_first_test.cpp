@@ -1,0 +1,92 @@
+// cut_first: the first instance's plan is cut, before the grid runs, to the micro-batch counts
+// of exactly the instances with its ranks that this process proves, each cut as an instance
+// would cut it itself; the plan of every micro-batch is then let go.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <string>
+
+#include "check/prove_grid.h"
+#include "exec/linker.h"
+#include "frontend/plan.h"
+#include "reduce/mesh_axes.h"
+#include "reduce/micro_batches.h"
+
+namespace onnx_tv::check {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct First {
+  reduce::FewerRanks fewer;
+  exec::LinkedPlan linked;
+  reduce::MicroBatches mb;
+};
+
+// tools/zoo/generate.py --small-plan dp4_pp2_mb4: data-parallel ranks shrink to 2 and 3, the
+// four micro-batches to 2 and 3, a grid of four instances (dp2 mb2, dp2 mb3, dp3 mb2, dp3 mb3).
+First first_of_small_plan() {
+  const fs::path dir = fs::temp_directory_path() / "onnx_tv_cut_first";
+  fs::remove_all(dir);
+  const std::string cmd = std::string("/usr/bin/python3 ") + ONNX_TV_SOURCE_DIR +
+                          "/tools/zoo/generate.py --small-plan dp4_pp2_mb4 --out " +
+                          dir.string() + " > /dev/null 2>&1";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const ir::Plan full = frontend::load_plan((dir / "plan").string());
+  First f{reduce::choose_fewer_ranks(full, reduce::KeptWhole{}), {}, {}};
+  f.linked = exec::link_plan(f.fewer.plan);
+  f.mb = reduce::find_micro_batches(f.fewer.plan, f.linked);
+  f.fewer.micro_batches = f.mb.count;
+  f.fewer.micro_batch_count = 2;
+  return f;
+}
+
+std::set<int64_t> counts(const std::map<int64_t, std::optional<reduce::MicroBatchCut>>& cuts) {
+  std::set<int64_t> out;
+  for (const auto& [n, cut] : cuts) {
+    EXPECT_TRUE(cut.has_value()) << n << " micro-batches did not cut";
+    out.insert(n);
+  }
+  return out;
+}
+
+TEST(CutFirst, CutsTheCountsOfTheInstancesWithTheFirstRanks) {
+  const First f = first_of_small_plan();
+  ASSERT_EQ(f.fewer.axes, std::vector<std::string>{"dp"});
+  ASSERT_EQ(f.mb.count, 4);
+  CheckOptions::Spread one;
+  const auto cuts = cut_first(f.fewer, f.linked, f.mb, one);
+  EXPECT_EQ(counts(cuts), (std::set<int64_t>{2, 3}));
+  // Each cut is the instance's own: as many steps as the cut made there.
+  for (int64_t n : {2, 3}) {
+    const auto direct = reduce::cut_micro_batches(f.fewer.plan, f.linked, f.mb, n);
+    ASSERT_TRUE(direct.has_value());
+    EXPECT_EQ(cuts.at(n)->linked.steps.size(), direct->linked.steps.size()) << n;
+    EXPECT_LT(cuts.at(n)->linked.steps.size(), f.linked.steps.size()) << n;
+  }
+}
+
+TEST(CutFirst, CutsOnlyWhatThisProcessProves) {
+  const First f = first_of_small_plan();
+  // Four processes: process p proves grid point p; only points 0 and 1 keep the first ranks.
+  const std::vector<std::set<int64_t>> want = {{2}, {3}, {}, {}};
+  for (int p = 0; p < 4; ++p) {
+    CheckOptions::Spread s;
+    s.process = p;
+    s.processes = 4;
+    EXPECT_EQ(counts(cut_first(f.fewer, f.linked, f.mb, s)), want[size_t(p)]) << p;
+  }
+  // Three: process 0 proves points 0 and 3, 1 proves 1, 2 proves 2.
+  const std::vector<std::set<int64_t>> want3 = {{2}, {3}, {}};
+  for (int p = 0; p < 3; ++p) {
+    CheckOptions::Spread s;
+    s.process = p;
+    s.processes = 3;
+    EXPECT_EQ(counts(cut_first(f.fewer, f.linked, f.mb, s)), want3[size_t(p)]) << p;
+  }
+}
+
+}  // namespace
+}  // namespace onnx_tv::check
