@@ -75,7 +75,7 @@ std::optional<std::string> counted_replica_sum(solver::Context& ctx, const ir::P
   const std::vector<size_t> idx = axis_indices(*plan.mesh, axes);
   for (const exec::Step& step : linked.steps) {
     if (step.kind != exec::Step::Kind::Collective) continue;
-    const ir::CommOp& op = step.members[0].comm;
+    const ir::CommOp& op = *step.members[0].comm;
     // A gather or an exchange does not add, but what it brings together is added up later
     // (AllGather then ReduceSum over the gathered axis is a sum over ranks written by hand), so a
     // term every member sends counts the ranks as much as an AllReduce of it would.
@@ -86,7 +86,7 @@ std::optional<std::string> counted_replica_sum(solver::Context& ctx, const ir::P
     if (!sums || !spans(*plan.mesh, op.group, idx)) continue;
     std::vector<const ir::Tensor*> ins;
     for (const auto& m : step.members) {
-      auto it = envs[size_t(m.rank)].values.find(m.comm.data_input);
+      auto it = envs[size_t(m.rank)].values.find(m.comm->data_input);
       if (it == envs[size_t(m.rank)].values.end()) return std::nullopt;  // not run: nothing proven
       ins.push_back(&it->second);
     }

@@ -92,18 +92,18 @@ Dataflow build_dataflow(const ir::Graph& spec, const ir::Plan& plan,
       continue;
     }
     const bool sums = s.kind == exec::Step::Kind::Collective &&
-                      (s.members[0].comm.kind == ir::CommKind::AllReduce ||
-                       s.members[0].comm.kind == ir::CommKind::ReduceScatter) &&
-                      s.members[0].comm.reduce == ir::ReduceOp::Sum;
+                      (s.members[0].comm->kind == ir::CommKind::AllReduce ||
+                       s.members[0].comm->kind == ir::CommKind::ReduceScatter) &&
+                      s.members[0].comm->reduce == ir::ReduceOp::Sum;
     for (const auto& out : s.members) {
-      if (out.comm.output.empty()) continue;
-      size_t o = df.id({out.rank, out.comm.output});
+      if (out.comm->output.empty()) continue;
+      size_t o = df.id({out.rank, out.comm->output});
       df.producer[o] = {out.rank, out.node_index};
       df.linear[o] = true;
       for (const auto& in : s.members) {
-        if (in.comm.data_input.empty()) continue;
-        df.edge({in.rank, in.comm.data_input}, {out.rank, out.comm.output});
-        if (sums) df.reduce_input[df.id({in.rank, in.comm.data_input})] = true;
+        if (in.comm->data_input.empty()) continue;
+        df.edge({in.rank, in.comm->data_input}, {out.rank, out.comm->output});
+        if (sums) df.reduce_input[df.id({in.rank, in.comm->data_input})] = true;
       }
     }
   }

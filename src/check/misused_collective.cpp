@@ -74,10 +74,10 @@ std::optional<MisusedCollective> find_misused_collective(
     const std::unordered_set<solver::Value, solver::ValueHash>& spec_values, const OnPath& on_path) {
   std::optional<ScaledIndex> index;
   for (const exec::Step& s : linked.steps) {
-    if (s.kind != exec::Step::Kind::Collective || reduces(s.members[0].comm.kind)) continue;
+    if (s.kind != exec::Step::Kind::Collective || reduces(s.members[0].comm->kind)) continue;
     const exec::Step::Member* mine = nullptr;
     for (const auto& m : s.members)
-      if (!m.comm.output.empty() && on_path(m.rank, m.comm.output)) {
+      if (!m.comm->output.empty() && on_path(m.rank, m.comm->output)) {
         mine = &m;
         break;
       }
@@ -85,14 +85,14 @@ std::optional<MisusedCollective> find_misused_collective(
     if (!index) index.emplace(ctx, spec_values);
     // The inputs themselves, then what they were sliced or reshaped from.
     std::vector<std::string> names;
-    for (const auto& m : s.members) names.push_back(m.comm.data_input);
+    for (const auto& m : s.members) names.push_back(m.comm->data_input);
     bool all = false;
     for (int hop = 0; hop < 3 && !all; ++hop) {
       all = adds_up(ctx, s, envs, names, *index);
       for (size_t k = 0; k < names.size(); ++k)
         names[k] = moved_from(plan, envs[s.members[k].rank], s.members[k].rank, names[k]);
     }
-    if (all) return MisusedCollective{mine->rank, mine->node_index, mine->comm.output};
+    if (all) return MisusedCollective{mine->rank, mine->node_index, mine->comm->output};
   }
   return std::nullopt;
 }

@@ -39,15 +39,15 @@ class KeyWriter {
         outputs(m.rank, g, g.nodes[m.node_index].outputs, slot);
         continue;
       }
-      const ir::CommOp& op = step.members[0].comm;
+      const ir::CommOp& op = *step.members[0].comm;
       out_ += (step.kind == exec::Step::Kind::P2P ? "P" : "C") + ir::comm_kind_name(op.kind) +
               " r" + std::to_string(int(op.reduce)) + " a" + std::to_string(op.axis) + " s" +
               std::to_string(op.split_axis) + " c" + std::to_string(op.concat_axis) + " f" +
               std::to_string(op.flatten) + " o" + std::to_string(op.root) + " {";
       for (const auto& m : step.members) {
-        out_ += rank(m.rank) + ":" + ref(m.rank, m.comm.data_input) + ">";
+        out_ += rank(m.rank) + ":" + ref(m.rank, m.comm->data_input) + ">";
         const ir::Graph& g = in_.plan.program_of(m.rank);
-        outputs(m.rank, g, {m.comm.output}, slot);
+        outputs(m.rank, g, {m.comm->output}, slot);
       }
       out_ += "}\n";
     }

@@ -108,15 +108,15 @@ StagePartition partition_stages(const ir::Graph& spec, const ir::Plan& plan,
       if (step.kind == exec::Step::Kind::Node) {
         for (const auto& in : plan.program_of(m.rank).nodes[m.node_index].inputs) read(s, m.rank, in);
       } else {
-        read(s, m.rank, m.comm.data_input);
+        read(s, m.rank, m.comm->data_input);
       }
     }
     for (const auto& m : step.members) {
       if (step.kind == exec::Step::Kind::Node) {
         for (const auto& o : plan.program_of(m.rank).nodes[m.node_index].outputs)
           if (!o.empty()) producer[size_t(m.rank)][o] = s;
-      } else if (!m.comm.output.empty()) {
-        producer[size_t(m.rank)][m.comm.output] = s;
+      } else if (!m.comm->output.empty()) {
+        producer[size_t(m.rank)][m.comm->output] = s;
       }
     }
   }

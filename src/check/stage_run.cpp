@@ -117,7 +117,7 @@ class StageRun {
             for (const auto& in : plan_.program_of(m.rank).nodes[m.node_index].inputs)
               read(k, {m.rank, in});
           else
-            read(k, {m.rank, m.comm.data_input});
+            read(k, {m.rank, m.comm->data_input});
         }
       }
     }
@@ -157,7 +157,7 @@ class StageRun {
       for (const auto& m : step.members) {
         std::vector<std::string> ins;
         if (step.kind == exec::Step::Kind::Node) ins = plan_.program_of(m.rank).nodes[m.node_index].inputs;
-        else ins = {m.comm.data_input};
+        else ins = {m.comm->data_input};
         for (const auto& in : ins)
           if (auto it = made.find({m.rank, in}); it != made.end()) deps.insert(it->second);
       }
@@ -202,7 +202,7 @@ class StageRun {
   std::vector<std::string> outputs_of(size_t s, const exec::Step::Member& m) const {
     if (linked_.steps[s].kind == exec::Step::Kind::Node)
       return plan_.program_of(m.rank).nodes[m.node_index].outputs;
-    return {m.comm.output};
+    return {m.comm->output};
   }
 
   // Sum sites and micro-batch sums: the guards judge them, so they are part of a stage's text.

@@ -48,7 +48,7 @@ std::vector<ir::Tensor> all_to_all(const std::vector<const ir::Tensor*>& ins,
 std::vector<ir::Tensor> run_comm(solver::Context& ctx, const Step& step,
                                  const std::vector<const ir::Tensor*>& ins) {
   // Step members are in group order (the linker puts them so).
-  const ir::CommOp& op = step.members[0].comm;
+  const ir::CommOp& op = *step.members[0].comm;
   const int64_t n = int64_t(ins.size());
   if (step.kind == Step::Kind::P2P) {
     // Send's token carries no value; Recv gets the sent tensor.

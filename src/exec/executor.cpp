@@ -108,9 +108,9 @@ void run_step(solver::Context& ctx, const ir::Plan& plan, const Step& step,
   for (const auto& m : step.members) {
     const ir::Graph& g = plan.program_of(m.rank);
     const ir::Node& node = g.nodes[m.node_index];
-    ins.push_back(m.comm.data_input.empty()
+    ins.push_back(m.comm->data_input.empty()
                       ? nullptr
-                      : lookup(envs[m.rank], g, node, m.node_index, m.comm.data_input));
+                      : lookup(envs[m.rank], g, node, m.node_index, m.comm->data_input));
   }
   std::vector<ir::Tensor> outs;
   try {
@@ -123,11 +123,11 @@ void run_step(solver::Context& ctx, const ir::Plan& plan, const Step& step,
   }
   for (size_t k = 0; k < step.members.size(); ++k) {
     const auto& m = step.members[k];
-    if (m.comm.output.empty()) continue;
+    if (m.comm->output.empty()) continue;
     Env& env = envs[m.rank];
-    if (hook) hook(m.comm.output, outs[k]);
-    env.values[m.comm.output] = std::move(outs[k]);
-    env.producer[m.comm.output] = m.node_index;
+    if (hook) hook(m.comm->output, outs[k]);
+    env.values[m.comm->output] = std::move(outs[k]);
+    env.producer[m.comm->output] = m.node_index;
   }
 }
 

@@ -65,15 +65,16 @@ class Linker {
         check_memory(memory_bytes_, phase);
         if (!ir::is_comm_op(g.nodes[i])) {
           Step s;
-          s.members.push_back({r, i, {}});
+          s.members.push_back({r, i, nullptr});
           steps_.push_back(std::move(s));
           continue;
         }
-        ir::CommOp op = ir::parse_comm_op(plan_, r, i);
+        auto shared = std::make_shared<const ir::CommOp>(ir::parse_comm_op(plan_, r, i));
+        const ir::CommOp& op = *shared;
         if (op.kind == ir::CommKind::Send) {
-          sends_[{r, op.peer, op.tag}].push_back({r, i, op});
+          sends_[{r, op.peer, op.tag}].push_back({r, i, shared});
         } else if (op.kind == ir::CommKind::Recv) {
-          recvs_[{op.peer, r, op.tag}].push_back({r, i, op});
+          recvs_[{op.peer, r, op.tag}].push_back({r, i, shared});
         } else {
           InstanceKey key{op.kind, op.group, ""};
           key.pairing = op.key.empty() ? "#" + std::to_string(order[{op.kind, op.group}]++)
@@ -84,12 +85,12 @@ class Linker {
               throw InputError(ir::comm_kind_name(op.kind) + " key '" + op.key +
                                "' is used twice on rank " + std::to_string(r) + ": " +
                                where(plan_, r, m.node_index) + " and " + where(plan_, r, i));
-          if (!inst.empty() && !same_collective(inst[0].comm, op))
+          if (!inst.empty() && !same_collective(*inst[0].comm, op))
             throw InputError(where(plan_, r, i) + " does not match its partner " +
                              where(plan_, inst[0].rank, inst[0].node_index) +
                              ": the members of one collective must agree on type, group and "
                              "attributes");
-          inst.push_back({r, i, op});
+          inst.push_back({r, i, shared});
           std::vector<int64_t> members(op.group);
           std::sort(members.begin(), members.end());
           sequence_[{members, r}].push_back(key);

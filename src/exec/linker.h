@@ -5,6 +5,7 @@
 // across ranks. Node order inside a rank is not a schedule for point-to-point ops, so only a
 // real dependency cycle is an error.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,9 @@ struct Step {
   struct Member {
     int64_t rank;
     size_t node_index;
-    ir::CommOp comm;  // for collectives and P2P (Send first, then Recv)
+    // For collectives and P2P (Send first, then Recv); null for a node. Shared, not held: a
+    // linked plan has a step per rank node (millions at 405B), and most are not comm ops.
+    std::shared_ptr<const ir::CommOp> comm;
   };
   std::vector<Member> members;
 };

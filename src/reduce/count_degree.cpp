@@ -237,13 +237,13 @@ std::optional<KeepRanks> check_count_degrees(Inference& inf, const ir::Graph& sp
     }
     Degrees d = w.zero();
     for (const auto& m : step.members) {
-      auto it = rank_deg[size_t(m.rank)].find(m.comm.data_input);
+      auto it = rank_deg[size_t(m.rank)].find(m.comm->data_input);
       if (it == rank_deg[size_t(m.rank)].end()) continue;
       for (size_t k = 0; k < w.size(); ++k)
         if (it->second.d[k] > d.d[k]) d.d[k] = it->second.d[k], d.why[k] = it->second.why[k];
     }
     if (step.kind == exec::Step::Kind::Collective) {
-      const ir::CommOp& op = step.members[0].comm;
+      const ir::CommOp& op = *step.members[0].comm;
       const ProgramDims& p0 = inf.ranks[size_t(step.members[0].rank)];
       const std::string here = where(p0, step.members[0].node_index);
       std::vector<int64_t> group;
@@ -257,7 +257,7 @@ std::optional<KeepRanks> check_count_degrees(Inference& inf, const ir::Graph& sp
       }
     }
     for (const auto& m : step.members)
-      if (!m.comm.output.empty()) rank_deg[size_t(m.rank)][m.comm.output] = d;
+      if (!m.comm->output.empty()) rank_deg[size_t(m.rank)][m.comm->output] = d;
   }
 
   // Every obligation: a rank output bound to a spec value. A partial set sums its addends over

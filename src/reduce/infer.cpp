@@ -121,16 +121,16 @@ void run_comm(Inference& inf, const ir::Plan& plan, const exec::Step& step) {
     const auto& send = step.members[0];
     const auto& recv = step.members[1];
     fix_spanned(inf, {send.rank, recv.rank}, here + " sends along it");
-    DimValue v = value_of(inf.ranks[size_t(send.rank)], send.comm.data_input, here);
+    DimValue v = value_of(inf.ranks[size_t(send.rank)], send.comm->data_input, here);
     v.concrete.reset();  // what is received is data, whatever it was computed from
-    if (!recv.comm.output.empty()) inf.ranks[size_t(recv.rank)].values[recv.comm.output] = v;
-    if (!send.comm.output.empty()) inf.ranks[size_t(send.rank)].values[send.comm.output] = {};
+    if (!recv.comm->output.empty()) inf.ranks[size_t(recv.rank)].values[recv.comm->output] = v;
+    if (!send.comm->output.empty()) inf.ranks[size_t(send.rank)].values[send.comm->output] = {};
     return;
   }
   const int64_t g = int64_t(step.members.size());
   std::vector<DimValue> ins;
   for (const auto& m : step.members)
-    ins.push_back(value_of(inf.ranks[size_t(m.rank)], m.comm.data_input, here));
+    ins.push_back(value_of(inf.ranks[size_t(m.rank)], m.comm->data_input, here));
   // Members whose inputs differ in size are left to the check at full size, where the
   // executor's check of the collective's shapes (exec/comm_shapes.h) accepts an uneven gather
   // and rejects the rest. That check is not made here: with fewer ranks the group has fewer
@@ -163,12 +163,12 @@ void run_comm(Inference& inf, const ir::Plan& plan, const exec::Step& step) {
   }
   // A sum over ranks of data that does not depend on the inputs counts the ranks (an
   // all-reduced 1 is the group's size): the count keeps its full size.
-  const bool sums = first.comm.kind == CommKind::AllReduce || first.comm.kind == CommKind::ReduceScatter;
-  if (sums && !out.symbolic) fix_spanned(inf, first.comm.group, here + " sums data that does not depend on the inputs over it");
+  const bool sums = first.comm->kind == CommKind::AllReduce || first.comm->kind == CommKind::ReduceScatter;
+  if (sums && !out.symbolic) fix_spanned(inf, first.comm->group, here + " sums data that does not depend on the inputs over it");
   // A sum over ranks of routing data counts over them (tokens routed to an expert on every
   // rank of the group): the ranks are kept, as a count along a dimension is (sizes_as_data.cpp).
   const bool routing = out.symbolic && (out.mask || ir::is_integer(out.dtype) || out.dtype == ir::DType::Bool);
-  if (sums && routing) fix_spanned(inf, first.comm.group, here + " sums routing data over it");
+  if (sums && routing) fix_spanned(inf, first.comm->group, here + " sums routing data over it");
   const size_t r = out.dims.size();
   auto axis_of = [&](int64_t a) {
     const int64_t n = a < 0 ? a + int64_t(r) : a;
@@ -178,8 +178,8 @@ void run_comm(Inference& inf, const ir::Plan& plan, const exec::Step& step) {
   // A gathered or scattered axis is (group, piece); the group's count is the mesh axes'
   // counts when the group is in mesh order, else fixed, with them.
   const std::optional<Axis> count =
-      group_count(inf, plan.mesh ? &*plan.mesh : nullptr, first.comm.group);
-  if (!count) fix_spanned(inf, first.comm.group, here + " has a group not in mesh order");
+      group_count(inf, plan.mesh ? &*plan.mesh : nullptr, first.comm->group);
+  if (!count) fix_spanned(inf, first.comm->group, here + " has a group not in mesh order");
   auto gathered = [&](const Axis& a) {
     Axis out_axis = count ? *count : inf.dims.fresh(g, here + " gathers along it", true);
     out_axis.insert(out_axis.end(), a.begin(), a.end());
@@ -196,21 +196,21 @@ void run_comm(Inference& inf, const ir::Plan& plan, const exec::Step& step) {
       inf.dims.fix(parts->first, here + " scatters along it");
     return parts->second;
   };
-  switch (first.comm.kind) {
+  switch (first.comm->kind) {
     case CommKind::AllReduce:
       break;
     case CommKind::Broadcast:  // reads the root's position along the group
-      fix_spanned(inf, first.comm.group, here + " broadcasts along it");
+      fix_spanned(inf, first.comm->group, here + " broadcasts along it");
       break;
     case CommKind::AllGather:
-      out.dims[axis_of(first.comm.axis)] = gathered(out.dims[axis_of(first.comm.axis)]);
+      out.dims[axis_of(first.comm->axis)] = gathered(out.dims[axis_of(first.comm->axis)]);
       break;
     case CommKind::ReduceScatter:
-      out.dims[axis_of(first.comm.axis)] = scattered(out.dims[axis_of(first.comm.axis)]);
+      out.dims[axis_of(first.comm->axis)] = scattered(out.dims[axis_of(first.comm->axis)]);
       break;
     case CommKind::AllToAll: {
-      if (first.comm.flatten) throw NotApplicable(here + ": a flattened AllToAll");
-      const size_t s = axis_of(first.comm.split_axis), c = axis_of(first.comm.concat_axis);
+      if (first.comm->flatten) throw NotApplicable(here + ": a flattened AllToAll");
+      const size_t s = axis_of(first.comm->split_axis), c = axis_of(first.comm->concat_axis);
       out.dims[s] = scattered(out.dims[s]);
       out.dims[c] = gathered(out.dims[c]);
       break;
@@ -219,7 +219,7 @@ void run_comm(Inference& inf, const ir::Plan& plan, const exec::Step& step) {
       throw NotApplicable(here + ": an unexpected communication op");
   }
   for (const auto& m : step.members)
-    if (!m.comm.output.empty()) inf.ranks[size_t(m.rank)].values[m.comm.output] = out;
+    if (!m.comm->output.empty()) inf.ranks[size_t(m.rank)].values[m.comm->output] = out;
 }
 
 }  // namespace

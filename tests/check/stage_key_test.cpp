@@ -116,7 +116,7 @@ struct Collectives {
       op.group = group;
       op.data_input = "x";
       op.output = "y";
-      step.members.push_back({r, 0, op});
+      step.members.push_back({r, 0, std::make_shared<const ir::CommOp>(op)});
     }
     linked.steps = {step};
     StageUnits units;
