@@ -22,6 +22,38 @@ const ir::ValueInfo* find_info(const std::vector<ir::ValueInfo>& infos, const st
   return nullptr;
 }
 
+// A graph's inputs and outputs by name, for the spec: every binding looks its spec value up,
+// a 405B spec has over a thousand of each, and its plan hundreds of thousands of bindings.
+struct InfoIndex {
+  std::unordered_map<std::string, const ir::ValueInfo*> inputs, outputs;
+  explicit InfoIndex(const ir::Graph& g) {
+    for (const auto& vi : g.inputs) inputs.try_emplace(vi.name, &vi);
+    for (const auto& vi : g.outputs) outputs.try_emplace(vi.name, &vi);
+  }
+  const ir::ValueInfo* input(const std::string& n) const {
+    auto it = inputs.find(n);
+    return it == inputs.end() ? nullptr : it->second;
+  }
+  const ir::ValueInfo* output(const std::string& n) const {
+    auto it = outputs.find(n);
+    return it == outputs.end() ? nullptr : it->second;
+  }
+};
+
+// The static shape of `name` in `g`: an initializer's, or that `vi` (its graph input's or
+// output's information, null when it has none) declares with every size known.
+std::optional<ir::Shape> shape_of(const ir::Graph& g, const std::string& name,
+                                  const ir::ValueInfo* vi) {
+  if (auto it = g.initializers.find(name); it != g.initializers.end()) return it->second.shape;
+  if (!vi || !vi->shape) return std::nullopt;
+  ir::Shape s;
+  for (const auto& d : *vi->shape) {
+    if (!d.size) return std::nullopt;
+    s.push_back(*d.size);
+  }
+  return s;
+}
+
 // A program's graph inputs, outputs and node outputs, looked up once per program: a plan of
 // thousands of ranks has as many bindings per program file, and the file 10^5 nodes.
 struct ProgramNames {
@@ -60,8 +92,10 @@ struct ProgramNames {
   throw e;
 }
 
-ir::DType declared_dtype(const ir::Graph& g, const std::string& name) {
-  if (auto* vi = find_info(g.inputs, name)) return vi->dtype;
+// `vi`: the graph input information of `name`, null when it is not a graph input.
+ir::DType declared_dtype(const ir::Graph& g, const std::string& name,
+                         const ir::ValueInfo* vi) {
+  if (vi) return vi->dtype;
   if (auto it = g.initializers.find(name); it != g.initializers.end()) return it->second.dtype;
   return ir::DType::Float;
 }
@@ -83,11 +117,13 @@ ir::Tensor symbols(solver::Context& ctx, ir::DType dtype, const ir::Shape& shape
 
 // A rank input holds the spec's values, so it must be of the same kind: a bool or integer rank
 // input bound to a float spec input would let Where and Gather read reals as 0/1 or as rows.
-void check_kinds(const ir::Graph& spec, const ir::Graph& g, const ir::Binding& b) {
+void check_kinds(const ir::Graph& spec, const InfoIndex& spec_index, const ir::Graph& g,
+                 const ir::Binding& b) {
   auto kind = [](ir::DType t) {
     return t == ir::DType::Bool ? "bool" : ir::is_integer(t) ? "integer" : "float";
   };
-  const ir::DType s = declared_dtype(spec, b.spec), r = declared_dtype(g, b.value);
+  const ir::DType s = declared_dtype(spec, b.spec, spec_index.input(b.spec)),
+                  r = declared_dtype(g, b.value, find_info(g.inputs, b.value));
   if (std::string(kind(s)) != kind(r))
     throw InputError(b.origin + ": rank input '" + b.value + "' of " + g.file + " is " +
                      ir::dtype_name(r) + " and spec input '" + b.spec + "' is " +
@@ -139,16 +175,8 @@ ir::Shape region_shape(const ir::Region& r) {
 }
 
 std::optional<ir::Shape> static_shape(const ir::Graph& g, const std::string& name) {
-  if (auto it = g.initializers.find(name); it != g.initializers.end()) return it->second.shape;
   const ir::ValueInfo* vi = find_info(g.inputs, name);
-  if (!vi) vi = find_info(g.outputs, name);
-  if (!vi || !vi->shape) return std::nullopt;
-  ir::Shape s;
-  for (const auto& d : *vi->shape) {
-    if (!d.size) return std::nullopt;
-    s.push_back(*d.size);
-  }
-  return s;
+  return shape_of(g, name, vi ? vi : find_info(g.outputs, name));
 }
 
 BoundPlan resolve_bindings(const ir::Graph& spec, const ir::Plan& plan,
@@ -169,6 +197,7 @@ BoundPlan resolve_bindings(const ir::Graph& spec, const ir::Plan& plan,
         "\"onnx_tv.bindings\"");
   }
   BoundPlan out;
+  const InfoIndex spec_index(spec);
   std::unordered_map<const ir::Graph*, ProgramNames> names;
   for (const auto& b : plan.bindings) {
     check_memory(memory_bytes, "resolving the bindings");
@@ -183,8 +212,9 @@ BoundPlan resolve_bindings(const ir::Graph& spec, const ir::Plan& plan,
     if (!rank_in && !rank_out)
       throw InputError(b.origin + ": '" + b.value + "' is not a graph input, output or "
                        "initializer of " + g.file);
-    const bool spec_in = find_info(spec.inputs, b.spec) || spec.initializers.count(b.spec);
-    const bool spec_out = find_info(spec.outputs, b.spec) != nullptr;
+    const ir::ValueInfo* spec_info = spec_index.input(b.spec);
+    const bool spec_in = spec_info || spec.initializers.count(b.spec);
+    const bool spec_out = spec_index.output(b.spec) != nullptr;
     if (!spec_in && !spec_out)
       throw InputError(b.origin + ": '" + b.spec + "' is not a graph input, output or "
                        "initializer of the spec " + spec.file);
@@ -201,14 +231,14 @@ BoundPlan resolve_bindings(const ir::Graph& spec, const ir::Plan& plan,
                        "initializer (an input binding is an assumption about spec inputs)");
     ResolvedBinding rb{&b, {}, is_input};
     if (is_input) {
-      auto shape = static_shape(spec, b.spec);
+      auto shape = shape_of(spec, b.spec, spec_info ? spec_info : spec_index.output(b.spec));
       if (!shape)
         throw_no_static_shape(spec, b.spec, b.origin + ": spec input '" + b.spec +
                                                 "' has no static shape in " + spec.file);
         // resolve_region's errors name the binding's origin already.
       rb.region = ir::resolve_region(b, plan.mesh, *shape);
       (void)rank_value_shape(g, rb);  // up front: no later phase meets a region of another shape
-      check_kinds(spec, g, b);
+      check_kinds(spec, spec_index, g, b);
       if (spec.initializers.count(b.spec)) out.symbolic_spec_values.insert(b.spec);
     }
     out.bindings.push_back(std::move(rb));
@@ -221,7 +251,7 @@ exec::Env spec_inputs(solver::Context& ctx, const ir::Graph& spec, const BoundPl
   const auto ranges = integer_input_ranges(spec);
   for (const auto& vi : spec.inputs) {
     if (spec.initializers.count(vi.name)) continue;
-    auto shape = static_shape(spec, vi.name);
+    auto shape = shape_of(spec, vi.name, &vi);
     if (!shape)
       throw_no_static_shape(spec, vi.name, spec.file + ": graph input '" + vi.name +
                                                "' has no static shape; onnx-tv needs the sizes "
@@ -263,7 +293,7 @@ std::vector<exec::Env> rank_inputs(solver::Context& ctx, const ir::Plan& plan,
       continue;
     }
     ir::Tensor t = ir::slice(spec_env.values.at(b.spec), rb.region.start, rb.region.end);
-    t.dtype = declared_dtype(g, b.value);
+    t.dtype = declared_dtype(g, b.value, find_info(g.inputs, b.value));
     envs[b.rank].values[b.value] = std::move(t);
   }
   for (auto& [key, members] : partial_sets) {
@@ -278,12 +308,12 @@ std::vector<exec::Env> rank_inputs(solver::Context& ctx, const ir::Plan& plan,
       const ir::Graph& g = plan.program_of(b.rank);
       ir::Tensor t;
       if (k + 1 < members.size()) {
-        t = symbols(ctx, declared_dtype(g, b.value), rest.shape,
+        t = symbols(ctx, declared_dtype(g, b.value, find_info(g.inputs, b.value)), rest.shape,
                     b.spec + "{addend of rank " + std::to_string(b.rank) + " " + b.value + "}");
         for (int64_t e = 0; e < rest.size(); ++e) rest.data[e] = ctx.sub(rest.data[e], t.data[e]);
       } else {
         t = rest;
-        t.dtype = declared_dtype(g, b.value);
+        t.dtype = declared_dtype(g, b.value, find_info(g.inputs, b.value));
       }
       envs[b.rank].values[b.value] = std::move(t);
     }

@@ -1,8 +1,9 @@
 // Binding objects (plan-format section 3) from plan.json and from models' metadata, checked
 // for types and shape of the JSON here; regions are checked against the spec's shapes later,
 // in resolve_region, when the spec is known.
-#include <map>
 #include <set>
+#include <string>
+#include <unordered_map>
 
 #include "common/errors.h"
 #include "frontend/plan_detail.h"
@@ -167,7 +168,10 @@ void check_binding_values(const Plan& plan) {
 }
 
 void check_duplicate_bindings(const std::vector<Binding>& bindings) {
-  std::map<std::string, const Binding*> seen;
+  // Hashed: a plan of thousands of ranks has hundreds of thousands of bindings per rank set
+  // expanded, and their keys share long prefixes that an ordered map compares again and again.
+  std::unordered_map<std::string, const Binding*> seen;
+  seen.reserve(bindings.size());
   for (const Binding& b : bindings) {
     auto [it, fresh] = seen.emplace(std::to_string(b.rank) + "\n" + binding_key(b), &b);
     if (!fresh) {

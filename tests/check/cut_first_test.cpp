@@ -28,7 +28,9 @@ struct First {
 // tools/zoo/generate.py --small-plan dp4_pp2_mb4: data-parallel ranks shrink to 2 and 3, the
 // four micro-batches to 2 and 3, a grid of four instances (dp2 mb2, dp2 mb3, dp3 mb2, dp3 mb3).
 First first_of_small_plan() {
-  const fs::path dir = fs::temp_directory_path() / "onnx_tv_cut_first";
+  // One folder per test: ctest runs the tests of this file side by side.
+  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  const fs::path dir = fs::temp_directory_path() / ("onnx_tv_cut_first_" + test);
   fs::remove_all(dir);
   const std::string cmd = std::string("/usr/bin/python3 ") + ONNX_TV_SOURCE_DIR +
                           "/tools/zoo/generate.py --small-plan dp4_pp2_mb4 --out " +
