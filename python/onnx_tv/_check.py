@@ -72,6 +72,7 @@ def check(spec, shards, **options):
     progress = options.get("progress")
     if progress is not None and not callable(progress):
         raise TypeError("progress must be callable or None, not %r" % (progress,))
+    jobs = options.get("jobs", 1)
     args = dict(
         spec=_path("spec", spec),
         shards=_path("shards", shards),
@@ -82,8 +83,7 @@ def check(spec, shards, **options):
         max_elements=_whole("max_elements", options.get("max_elements", _MAX_ELEMENTS), 1,
                             2**63 - 1),
         max_memory=_memory_bytes(options.get("max_memory")),
-        jobs=0 if options.get("jobs", 1) is None else _whole("jobs", options.get("jobs", 1), 1,
-                                                             _MAX_JOBS),
+        jobs=0 if jobs is None else _whole("jobs", jobs, 1, _MAX_JOBS),
         progress=progress,
     )
     from . import _core  # here, not at import: onnx_tv's pure-Python parts work without it

@@ -22,8 +22,9 @@ const ir::ValueInfo* find_info(const std::vector<ir::ValueInfo>& infos, const st
   return nullptr;
 }
 
-// A graph's inputs and outputs by name, for the spec: every binding looks its spec value up,
-// a 405B spec has over a thousand of each, and its plan hundreds of thousands of bindings.
+// A graph's inputs and outputs by name, built once per graph: every binding looks its spec
+// value and its rank value up, a 405B spec has over a thousand of each, a rank program tens,
+// and the plan hundreds of thousands of bindings.
 struct InfoIndex {
   std::unordered_map<std::string, const ir::ValueInfo*> inputs, outputs;
   explicit InfoIndex(const ir::Graph& g) {
@@ -54,15 +55,27 @@ std::optional<ir::Shape> shape_of(const ir::Graph& g, const std::string& name,
   return s;
 }
 
-// A program's graph inputs, outputs and node outputs, looked up once per program: a plan of
-// thousands of ranks has as many bindings per program file, and the file 10^5 nodes.
-struct ProgramNames {
-  std::unordered_set<std::string> inputs, outputs, produced;
-  explicit ProgramNames(const ir::Graph& g) {
-    for (const auto& vi : g.inputs) inputs.insert(vi.name);
-    for (const auto& vi : g.outputs) outputs.insert(vi.name);
-    for (const auto& node : g.nodes) produced.insert(node.outputs.begin(), node.outputs.end());
+// The index of each program a plan's bindings name, built when first needed.
+class ProgramIndex {
+ public:
+  const InfoIndex& operator()(const ir::Graph& g) { return index_.try_emplace(&g, g).first->second; }
+
+ private:
+  std::unordered_map<const ir::Graph*, InfoIndex> index_;
+};
+
+// A program's node outputs, found once per program: a program file holds 10^5 nodes.
+class ProgramProduced {
+ public:
+  const std::unordered_set<std::string>& operator()(const ir::Graph& g) {
+    auto [it, added] = produced_.try_emplace(&g);
+    if (added)
+      for (const auto& node : g.nodes) it->second.insert(node.outputs.begin(), node.outputs.end());
+    return it->second;
   }
+
+ private:
+  std::unordered_map<const ir::Graph*, std::unordered_set<std::string>> produced_;
 };
 
 // A spec input without static sizes, saying which dimensions are symbolic and what to do:
@@ -118,12 +131,12 @@ ir::Tensor symbols(solver::Context& ctx, ir::DType dtype, const ir::Shape& shape
 // A rank input holds the spec's values, so it must be of the same kind: a bool or integer rank
 // input bound to a float spec input would let Where and Gather read reals as 0/1 or as rows.
 void check_kinds(const ir::Graph& spec, const InfoIndex& spec_index, const ir::Graph& g,
-                 const ir::Binding& b) {
+                 const InfoIndex& index, const ir::Binding& b) {
   auto kind = [](ir::DType t) {
     return t == ir::DType::Bool ? "bool" : ir::is_integer(t) ? "integer" : "float";
   };
   const ir::DType s = declared_dtype(spec, b.spec, spec_index.input(b.spec)),
-                  r = declared_dtype(g, b.value, find_info(g.inputs, b.value));
+                  r = declared_dtype(g, b.value, index.input(b.value));
   if (std::string(kind(s)) != kind(r))
     throw InputError(b.origin + ": rank input '" + b.value + "' of " + g.file + " is " +
                      ir::dtype_name(r) + " and spec input '" + b.spec + "' is " +
@@ -145,10 +158,10 @@ ir::Tensor inputs_of(solver::Context& ctx, ir::DType dtype, const ir::Shape& sha
 }
 
 // Checks the rank value's declared shape against the region's and returns the region's.
-ir::Shape rank_value_shape(const ir::Graph& g, const ResolvedBinding& rb) {
+ir::Shape rank_value_shape(const ir::Graph& g, const InfoIndex& index, const ResolvedBinding& rb) {
   ir::Shape want = region_shape(rb.region);
   const std::string& v = rb.binding->value;
-  const ir::ValueInfo* vi = find_info(g.inputs, v);
+  const ir::ValueInfo* vi = index.input(v);
   if (vi && vi->shape) {
     bool bad = vi->shape->size() != want.size();
     for (size_t d = 0; !bad && d < want.size(); ++d)
@@ -198,17 +211,19 @@ BoundPlan resolve_bindings(const ir::Graph& spec, const ir::Plan& plan,
   }
   BoundPlan out;
   const InfoIndex spec_index(spec);
-  std::unordered_map<const ir::Graph*, ProgramNames> names;
+  ProgramIndex program_index;
+  ProgramProduced program_produced;
   for (const auto& b : plan.bindings) {
     check_memory(memory_bytes, "resolving the bindings");
     if (b.rank < 0 || b.rank >= plan.world_size)
       throw InputError(b.origin + ": rank " + std::to_string(b.rank) + " is outside the world of " +
                        std::to_string(plan.world_size) + " ranks");
     const ir::Graph& g = plan.program_of(b.rank);
-    const ProgramNames& n = names.try_emplace(&g, g).first->second;
-    const bool rank_in = (n.inputs.count(b.value) || g.initializers.count(b.value)) &&
-                         !n.produced.count(b.value);
-    const bool rank_out = n.outputs.count(b.value) > 0;
+    const InfoIndex& index = program_index(g);
+    const std::unordered_set<std::string>& produced = program_produced(g);
+    const bool rank_in = (index.input(b.value) || g.initializers.count(b.value)) &&
+                         !produced.count(b.value);
+    const bool rank_out = index.output(b.value) != nullptr;
     if (!rank_in && !rank_out)
       throw InputError(b.origin + ": '" + b.value + "' is not a graph input, output or "
                        "initializer of " + g.file);
@@ -219,7 +234,7 @@ BoundPlan resolve_bindings(const ir::Graph& spec, const ir::Plan& plan,
       throw InputError(b.origin + ": '" + b.spec + "' is not a graph input, output or "
                        "initializer of the spec " + spec.file);
     ir::BindingNames side;
-    side.rank_input = n.inputs.count(b.value) && !n.produced.count(b.value);
+    side.rank_input = index.input(b.value) && !produced.count(b.value);
     side.rank_initializer = rank_in && !side.rank_input;
     side.rank_output = rank_out;
     side.spec_in = spec_in;
@@ -237,8 +252,8 @@ BoundPlan resolve_bindings(const ir::Graph& spec, const ir::Plan& plan,
                                                 "' has no static shape in " + spec.file);
         // resolve_region's errors name the binding's origin already.
       rb.region = ir::resolve_region(b, plan.mesh, *shape);
-      (void)rank_value_shape(g, rb);  // up front: no later phase meets a region of another shape
-      check_kinds(spec, spec_index, g, b);
+      (void)rank_value_shape(g, index, rb);  // up front: no later phase meets another shape
+      check_kinds(spec, spec_index, g, index, b);
       if (spec.initializers.count(b.spec)) out.symbolic_spec_values.insert(b.spec);
     }
     out.bindings.push_back(std::move(rb));
@@ -280,11 +295,13 @@ std::vector<exec::Env> rank_inputs(solver::Context& ctx, const ir::Plan& plan,
   std::map<std::tuple<std::string, std::vector<int64_t>, std::vector<int64_t>, std::string>,
            std::vector<const ResolvedBinding*>>
       partial_sets;
+  ProgramIndex program_index;
   for (const auto& rb : bound.bindings) {
     if (!rb.is_input) continue;
     const auto& b = *rb.binding;
     const ir::Graph& g = plan.program_of(b.rank);
-    ir::Shape shape = rank_value_shape(g, rb);
+    const InfoIndex& index = program_index(g);
+    ir::Shape shape = rank_value_shape(g, index, rb);
     if (envs[b.rank].values.count(b.value))
       throw InputError(b.origin + ": input '" + b.value + "' of rank " + std::to_string(b.rank) +
                        " is bound twice; an input has one definition");
@@ -293,7 +310,7 @@ std::vector<exec::Env> rank_inputs(solver::Context& ctx, const ir::Plan& plan,
       continue;
     }
     ir::Tensor t = ir::slice(spec_env.values.at(b.spec), rb.region.start, rb.region.end);
-    t.dtype = declared_dtype(g, b.value, find_info(g.inputs, b.value));
+    t.dtype = declared_dtype(g, b.value, index.input(b.value));
     envs[b.rank].values[b.value] = std::move(t);
   }
   for (auto& [key, members] : partial_sets) {
@@ -308,12 +325,12 @@ std::vector<exec::Env> rank_inputs(solver::Context& ctx, const ir::Plan& plan,
       const ir::Graph& g = plan.program_of(b.rank);
       ir::Tensor t;
       if (k + 1 < members.size()) {
-        t = symbols(ctx, declared_dtype(g, b.value, find_info(g.inputs, b.value)), rest.shape,
+        t = symbols(ctx, declared_dtype(g, b.value, program_index(g).input(b.value)), rest.shape,
                     b.spec + "{addend of rank " + std::to_string(b.rank) + " " + b.value + "}");
         for (int64_t e = 0; e < rest.size(); ++e) rest.data[e] = ctx.sub(rest.data[e], t.data[e]);
       } else {
         t = rest;
-        t.dtype = declared_dtype(g, b.value, find_info(g.inputs, b.value));
+        t.dtype = declared_dtype(g, b.value, program_index(g).input(b.value));
       }
       envs[b.rank].values[b.value] = std::move(t);
     }

@@ -436,6 +436,14 @@ std::optional<Retry> prove_all(CheckResult& res, const CheckOptions& options,
 
 }  // namespace
 
+std::optional<reduce::MicroBatchCut> cut_to_count(const ir::Plan& plan,
+                                                  const exec::LinkedPlan& linked,
+                                                  const reduce::MicroBatches& mb, int64_t chosen,
+                                                  int64_t count) {
+  if (mb.count != chosen) return std::nullopt;
+  return reduce::cut_micro_batches(plan, linked, mb, count);
+}
+
 // Reduces and proves the instance holding the ranks `fewer` kept; `res` gets its result.
 Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Graph& full_spec,
                    const reduce::FewerRanks& fewer, const Known& known,
@@ -443,16 +451,10 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
   const bool all = fewer.axes.empty();
   ir::Graph spec = full_spec;
   ir::Plan plan = fewer.plan;
-  // The plan linked: the one known, else linked here. With fewer micro-batches the cut links
-  // its own, so the known one is read, not copied (a linked plan holds every step of its ranks).
-  std::optional<exec::LinkedPlan> own;
-  auto given = [&]() -> const exec::LinkedPlan& {
-    if (!known.linked && !own) own = exec::link_plan(plan, run_limits(options).memory_bytes);
-    return known.linked ? *known.linked : *own;
-  };
   BoundPlan bound = all && !fewer.micro_batch_count ? full_bound : BoundPlan{};
   Totals totals;
   std::optional<reduce::FewerRanks> cut;  // with fewer micro-batches: the bodies kept
+  std::optional<exec::LinkedPlan> own;    // the plan linked here, when not the one known
   if (fewer.micro_batch_count) {
     // Found on this instance's ranks: each instance proves only what it checked. The cuts
     // made of the plan known were made from it the same way, before it was let go.
@@ -462,12 +464,13 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
       c = *made;
       why_not = known.micro_batches->why_not;
     } else {
-      const reduce::MicroBatches mb = known.micro_batches
-                                          ? *known.micro_batches
-                                          : reduce::find_micro_batches(plan, given());
+      // The known plan is read, not copied: the cut links its own.
+      if (!known.linked) own = exec::link_plan(plan, run_limits(options).memory_bytes);
+      const exec::LinkedPlan& whole = known.linked ? *known.linked : *own;
+      const reduce::MicroBatches mb = known.micro_batches ? *known.micro_batches
+                                                          : reduce::find_micro_batches(plan, whole);
       why_not = mb.why_not;
-      if (mb.count == fewer.micro_batches)
-        c = reduce::cut_micro_batches(plan, given(), mb, fewer.micro_batch_count);
+      c = cut_to_count(plan, whole, mb, fewer.micro_batches, fewer.micro_batch_count);
     }
     if (!c) {
       kept.micro_batches =
@@ -481,8 +484,10 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
     own = std::move(c->linked);
     totals = Totals{std::move(c->totals), size_t(fewer.micro_batch_count)};
   }
-  // Reduction rewrites the linked plan: a known one is copied only now, when no cut replaced it.
-  exec::LinkedPlan linked = own ? std::move(*own) : given();
+  // The cut's plan, else the known one (copied only now: reduction rewrites it), else linked.
+  exec::LinkedPlan linked = own            ? std::move(*own)
+                            : known.linked ? *known.linked
+                                           : exec::link_plan(plan, run_limits(options).memory_bytes);
   own.reset();
   std::vector<reduce::SumSite> sum_sites;
   const Instance got = reduce_or_refuse(res, options, spec, cut ? *cut : fewer, plan, linked,

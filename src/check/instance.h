@@ -42,6 +42,14 @@ struct Known {
   }
 };
 
+// `plan` (linked as `linked`) cut to `count` micro-batches from the bodies `mb` found on it;
+// nullopt unless those are as many as the count the instances were chosen from (`chosen`).
+// Every cut of a check is made here, so the instances and the cuts made ahead agree.
+std::optional<reduce::MicroBatchCut> cut_to_count(const ir::Plan& plan,
+                                                  const exec::LinkedPlan& linked,
+                                                  const reduce::MicroBatches& mb, int64_t chosen,
+                                                  int64_t count);
+
 // Reduces and proves the instance holding the ranks `fewer` kept; `res` gets its result.
 // Again: the instance asks for another choice of ranks, its reasons added to `kept`.
 Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Graph& full_spec,

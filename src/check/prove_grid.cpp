@@ -37,9 +37,7 @@ std::map<int64_t, std::optional<reduce::MicroBatchCut>> cut_first(
     auto n = grid[k].find(reduce::kMicroBatches);
     if (n == grid[k].end() || cuts.count(n->second)) continue;
     // As try_instance cuts: the bodies found on this plan, kept to the instance's count.
-    cuts[n->second] = mb.count == first.micro_batches
-                          ? reduce::cut_micro_batches(first.plan, linked, mb, n->second)
-                          : std::nullopt;
+    cuts[n->second] = cut_to_count(first.plan, linked, mb, first.micro_batches, n->second);
   }
   return cuts;
 }
