@@ -1,17 +1,12 @@
 #include "check/stage_key.h"
 
-#include <cstdio>
 #include <unordered_map>
+
+#include "ir/attribute_text.h"
 
 namespace onnx_tv::check {
 
 namespace {
-
-std::string exact(double d) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a", d);
-  return buf;
-}
 
 class KeyWriter {
  public:
@@ -92,34 +87,8 @@ class KeyWriter {
     out_ += n.domain + "::" + n.op_type + "@" + std::to_string(n.opset) + "(";
     for (const auto& i : n.inputs) out_ += ref(program, i) + ",";
     out_ += ")";
-    for (const auto& [name, a] : n.attributes) attribute(name, a);
-  }
-
-  void attribute(const std::string& name, const ir::Attribute& a) {
-    out_ += " " + name + "=" + std::to_string(int(a.kind)) + ":";
-    switch (a.kind) {
-      case ir::Attribute::Kind::Int: out_ += std::to_string(a.i); break;
-      case ir::Attribute::Kind::Float: out_ += exact(a.f); break;
-      case ir::Attribute::Kind::String: out_ += std::to_string(a.s.size()) + ":" + a.s; break;
-      case ir::Attribute::Kind::Ints:
-        for (int64_t v : a.ints) out_ += std::to_string(v) + ",";
-        break;
-      case ir::Attribute::Kind::Floats:
-        for (double v : a.floats) out_ += exact(v) + ",";
-        break;
-      case ir::Attribute::Kind::Strings:
-        for (const auto& v : a.strings) out_ += std::to_string(v.size()) + ":" + v + ",";
-        break;
-      case ir::Attribute::Kind::Tensor:
-        if (!a.tensor) break;
-        out_ += std::to_string(int(a.tensor->dtype)) + ir::shape_string(a.tensor->shape) +
-                (a.tensor->exact ? "x" : "") + "[";
-        for (double v : a.tensor->reals) out_ += exact(v) + ",";
-        for (int64_t v : a.tensor->ints) out_ += std::to_string(v) + ",";
-        out_ += "]";
-        break;
-      case ir::Attribute::Kind::Graph: key_.reusable = false; break;
-    }
+    for (const auto& [name, a] : n.attributes)
+      if (!ir::append_attribute(out_, name, a)) key_.reusable = false;
   }
 
   // Each output: its place, whether it leaves the stage, its declared shape, and the guards'

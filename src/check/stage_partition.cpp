@@ -5,43 +5,8 @@
 #include <unordered_map>
 
 #include "common/errors.h"
-#include "ir/producers.h"
 
 namespace onnx_tv::check {
-
-std::vector<int64_t> label_units(const std::vector<LabelUnit>& units, int64_t params) {
-  const size_t n = units.size();
-  // ahead: the latest parameter read upstream (itself included); behind: the latest read
-  // downstream. A forward value has a later parameter still to come downstream; a backward
-  // value has seen every parameter upstream and only earlier ones downstream.
-  std::vector<int64_t> ahead(n, -1), behind(n, -1);
-  std::vector<std::vector<size_t>> consumers(n);
-  for (size_t i = 0; i < n; ++i) {
-    ahead[i] = units[i].param;
-    for (size_t p : units[i].producers) {
-      ONNX_TV_ASSERT(p < i, "stage labels: a producer after its consumer");
-      ahead[i] = std::max(ahead[i], ahead[p]);
-      consumers[p].push_back(i);
-    }
-  }
-  for (size_t i = n; i-- > 0;) {
-    behind[i] = units[i].param;
-    for (size_t c : consumers[i]) behind[i] = std::max(behind[i], behind[c]);
-  }
-  // 0: before any parameter (shape arithmetic, constants); 1 + p: forward of p; 1 + params:
-  // where the last parameter is read both ways (the head and the loss); then the backward of
-  // p, the latest parameter first.
-  std::vector<int64_t> label(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t f = ahead[i], b = behind[i];
-    if (f < 0 || b < 0) label[i] = 0;  // takes its inputs' stage below
-    else if (f < b) label[i] = 1 + f;
-    else if (f == b) label[i] = 1 + params;
-    else label[i] = 2 + params + (params - 1 - b);
-    for (size_t p : units[i].producers) label[i] = std::max(label[i], label[p]);
-  }
-  return label;
-}
 
 namespace {
 
@@ -71,15 +36,7 @@ StagePartition partition_stages(const ir::Graph& spec, const ir::Plan& plan,
   StagePartition out;
   out.stages = 2 * params + 2;
 
-  std::vector<LabelUnit> units(spec.nodes.size());
-  const ir::InputProducers prod = ir::input_producers(spec);
-  for (size_t i = 0; i < spec.nodes.size(); ++i) {
-    for (size_t k = 0; k < spec.nodes[i].inputs.size(); ++k) {
-      if (prod[i][k] != ir::kNoProducer) units[i].producers.push_back(prod[i][k]);
-      else units[i].param = std::max(units[i].param, param_of(spec.nodes[i].inputs[k]));
-    }
-  }
-  out.spec_stage = label_units(units, params);
+  out.spec_stage = fold::label_graph(spec, index, params);
 
   // A rank's parameters: its inputs bound to spec parameters.
   std::vector<std::unordered_map<std::string, int64_t>> rank_param(size_t(plan.world_size));
@@ -92,7 +49,7 @@ StagePartition partition_stages(const ir::Graph& spec, const ir::Plan& plan,
       }
     }
   std::vector<std::unordered_map<std::string, size_t>> producer(size_t(plan.world_size));
-  std::vector<LabelUnit> steps(linked.steps.size());
+  std::vector<fold::LabelUnit> steps(linked.steps.size());
   auto read = [&](size_t s, int64_t rank, const std::string& name) {
     if (name.empty()) return;
     const auto& pm = producer[size_t(rank)];
@@ -120,7 +77,7 @@ StagePartition partition_stages(const ir::Graph& spec, const ir::Plan& plan,
       }
     }
   }
-  out.step_stage = label_units(steps, params);
+  out.step_stage = fold::label_units(steps, params);
   return out;
 }
 

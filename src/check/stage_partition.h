@@ -12,6 +12,7 @@
 
 #include "check/bindings.h"
 #include "exec/linker.h"
+#include "fold/param_labels.h"
 #include "ir/plan.h"
 #include "ir/graph.h"
 
@@ -27,13 +28,5 @@ struct StagePartition {
 
 StagePartition partition_stages(const ir::Graph& spec, const ir::Plan& plan,
                                 const exec::LinkedPlan& linked, const BoundPlan& bound);
-
-// The labelling itself, over units in a dataflow order: each unit's producers (earlier units)
-// and the largest index of a parameter it reads directly (-1: none); `params` parameters.
-struct LabelUnit {
-  std::vector<size_t> producers;
-  int64_t param = -1;
-};
-std::vector<int64_t> label_units(const std::vector<LabelUnit>& units, int64_t params);
 
 }  // namespace onnx_tv::check
