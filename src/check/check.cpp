@@ -10,6 +10,7 @@
 #include "check/counted_replicas.h"
 #include "check/counted_sums.h"
 #include "check/failure_report.h"
+#include "check/folded_run.h"
 #include "check/full_size.h"
 #include "check/instance.h"
 #include "check/integer_inputs.h"
@@ -393,8 +394,15 @@ std::optional<Retry> prove_all(CheckResult& res, const CheckOptions& options,
     guards.bodies = totals.bodies;
     guards.sum_sites = totals.sum_sites;
     guards.smaller = smaller_instance(res);
-    StageCounts counts;
     std::string why_not;
+    if (options.fold &&
+        prove_folded(attempt, options, spec, plan, bound, run_limits(options), guards, why_not)) {
+      res = std::move(attempt);
+      return std::nullopt;
+    }
+    if (options.fold && options.trace) options.trace("depth fold", "not used: " + why_not, 0, 0);
+    attempt = res;
+    StageCounts counts;
     if (prove_by_stages(attempt, options, spec, plan, linked, bound, run_limits(options), guards,
                         counts, why_not)) {
       attempt.stats.stages = counts.stages;

@@ -65,8 +65,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Mismatch, spec_output, region_start, region_e
                                    rank_node)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CheckStats, ranks, spec_nodes, rank_nodes, collectives,
                                    bindings, elements_compared, max_terms, atoms, polynomials,
-                                   staged, stages, stages_proven, stages_reused,
-                                   sat_coefficients, sat_routings, sat_max_variables,
+                                   staged, stages, stages_proven, stages_reused, layers,
+                                   layers_left_out, sat_coefficients, sat_routings, sat_max_variables,
                                    sat_max_clauses, sat_calls, sat_seconds, seconds, processes,
                                    process_instances)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Reduction, requested, applied, not_applied, dims, other_dims,

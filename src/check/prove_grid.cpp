@@ -175,6 +175,8 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
         results[k].stats.stages += results[j].stats.stages;
         results[k].stats.stages_proven += results[j].stats.stages_proven;
         results[k].stats.stages_reused += results[j].stats.stages_reused;
+        results[k].stats.layers = std::max(results[k].stats.layers, results[j].stats.layers);
+        results[k].stats.layers_left_out += results[j].stats.layers_left_out;
       }
       return std::move(results[k]);
     }

@@ -86,6 +86,7 @@ std::string to_json(const CheckResult& r, const std::string& spec_path,
                 {"polynomials", s.polynomials}, {"staged", s.staged},
                 {"stages", {{"total", s.stages}, {"proven", s.stages_proven},
                             {"reused", s.stages_reused}}},
+                {"layers", {{"run", s.layers}, {"left_out", s.layers_left_out}}},
                 {"seconds", s.seconds},
                 {"processes", s.processes},   {"process_instances", s.process_instances}};
   if (s.sat_coefficients > 0 || s.sat_routings > 0)

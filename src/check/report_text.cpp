@@ -153,6 +153,9 @@ std::string summary_line(const CheckResult& r) {
     line += "; " + std::to_string(r.stats.stages) + " stage obligations, " +
             std::to_string(r.stats.stages_proven) + " proven, " +
             std::to_string(r.stats.stages_reused) + " the same as one proven";
+  if (r.stats.layers_left_out > 0)  // "; 7 layers left out as the same as one kept"
+    line += "; " + std::to_string(r.stats.layers_left_out) + " layer" +
+            (r.stats.layers_left_out > 1 ? "s" : "") + " left out as the same as one kept";
   if (r.stats.processes > 1) {  // "; 3 processes proved 2, 1 and 1 instances"
     line += "; " + std::to_string(r.stats.processes) + " processes proved ";
     const auto& n = r.stats.process_instances;

@@ -73,6 +73,10 @@ struct CheckStats {
   int64_t stages = 0;
   int64_t stages_proven = 0;
   int64_t stages_reused = 0;
+  // Layers of a run the spec repeats, and those left out of the stage-wise proof as the same
+  // obligations as a layer kept (docs/design.md section 4d), summed over instances.
+  int64_t layers = 0;
+  int64_t layers_left_out = 0;
   // Coefficients over routing indicators that only the routing axioms make vanish, proven by
   // CaDiCaL (solver/boolean_residue.h): how many, the largest SAT problem, solver calls, time.
   int64_t sat_coefficients = 0;
@@ -144,6 +148,8 @@ struct CheckOptions {
   bool stages = true;  // try a stage-wise proof first (docs/design.md, "Stage cuts")
   // Before it, prove each distinct stage obligation once (docs/design.md, "Stage obligations").
   bool reuse = true;
+  // With it, leave out the inside of each run of layers alike (docs/design.md section 4d).
+  bool fold = true;
   // Elements (over every tensor of the spec and the ranks) above which a check at full size is
   // not attempted: UNKNOWN instead of exhausting memory.
   int64_t max_elements = limits::kMaxElements;

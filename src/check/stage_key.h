@@ -32,6 +32,7 @@ struct StageSlot {
 
 // The units of one stage, in the order they run, and their outputs in that order.
 struct StageUnits {
+  int64_t label = -1;  // check/stage_partition.h
   std::vector<size_t> spec_nodes;
   std::vector<size_t> steps;
   std::vector<StageSlot> slots;

@@ -8,27 +8,22 @@
 
 namespace onnx_tv::check {
 
-namespace {
-
-// Spec parameters (graph inputs and the initializers bindings make symbolic), numbered in the
-// order the spec first reads them.
-std::unordered_map<std::string, int64_t> spec_params(const ir::Graph& spec, const BoundPlan& bound) {
+fold::GraphParams spec_parameters(const ir::Graph& spec, const BoundPlan& bound) {
   std::unordered_map<std::string, bool> is_param;
   for (const auto& vi : spec.inputs) is_param[vi.name] = true;
   for (const auto& name : bound.symbolic_spec_values) is_param[name] = true;
-  std::unordered_map<std::string, int64_t> index;
+  fold::GraphParams out;
   for (const auto& node : spec.nodes)
     for (const auto& in : node.inputs)
-      if (is_param.count(in) && !index.count(in)) index.emplace(in, int64_t(index.size()));
-  return index;
+      if (is_param.count(in) && !out.of.count(in)) out.of.emplace(in, out.count++);
+  return out;
 }
-
-}  // namespace
 
 StagePartition partition_stages(const ir::Graph& spec, const ir::Plan& plan,
                                 const exec::LinkedPlan& linked, const BoundPlan& bound) {
-  const auto index = spec_params(spec, bound);
-  const int64_t params = int64_t(index.size());
+  const fold::GraphParams spec_params = spec_parameters(spec, bound);
+  const auto& index = spec_params.of;
+  const int64_t params = spec_params.count;
   auto param_of = [&](const std::string& spec_name) {
     auto it = index.find(spec_name);
     return it == index.end() ? int64_t(-1) : it->second;
@@ -56,7 +51,7 @@ StagePartition partition_stages(const ir::Graph& spec, const ir::Plan& plan,
     if (auto it = pm.find(name); it != pm.end()) {
       steps[s].producers.push_back(it->second);
     } else if (auto p = rank_param[size_t(rank)].find(name); p != rank_param[size_t(rank)].end()) {
-      steps[s].param = std::max(steps[s].param, p->second);
+      fold::add_param(steps[s], p->second);
     }
   };
   for (size_t s = 0; s < linked.steps.size(); ++s) {

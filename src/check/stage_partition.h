@@ -12,6 +12,7 @@
 
 #include "check/bindings.h"
 #include "exec/linker.h"
+#include "fold/layer_run.h"
 #include "fold/param_labels.h"
 #include "ir/plan.h"
 #include "ir/graph.h"
@@ -25,6 +26,10 @@ struct StagePartition {
   // or step is produced in its own stage or an earlier one.
   int64_t stages = 0;
 };
+
+// Spec parameters (graph inputs and the initializers bindings make symbolic), numbered in the
+// order the spec first reads them.
+fold::GraphParams spec_parameters(const ir::Graph& spec, const BoundPlan& bound);
 
 StagePartition partition_stages(const ir::Graph& spec, const ir::Plan& plan,
                                 const exec::LinkedPlan& linked, const BoundPlan& bound);

@@ -38,9 +38,9 @@ class StageRun {
  public:
   StageRun(CheckResult& res, const CheckOptions& options, const ir::Graph& spec,
            const ir::Plan& plan, const exec::LinkedPlan& linked, const BoundPlan& bound,
-           const exec::RunLimits& limits, const StageGuards& guards)
+           const exec::RunLimits& limits, const StageGuards& guards, StageTexts* texts)
       : res_(res), options_(options), spec_(spec), plan_(plan), linked_(linked), bound_(bound),
-        limits_(limits), guards_(guards), cuts_(ctx_, spec, limits::kStagedMaxTerms),
+        limits_(limits), guards_(guards), texts_(texts), cuts_(ctx_, spec, limits::kStagedMaxTerms),
         search_(ctx_, options.witness_seed) {}
 
   bool run(StageCounts& counts, std::string& why_not) {
@@ -49,11 +49,16 @@ class StageRun {
     envs_ = rank_inputs(ctx_, plan_, bound_, spec_env_);
     const StagePartition part = partition_stages(spec_, plan_, linked_, bound_);
     std::vector<StageUnits> stages(size_t(part.stages));
+    for (size_t k = 0; k < stages.size(); ++k) stages[k].label = int64_t(k);
     for (size_t i = 0; i < spec_.nodes.size(); ++i)
       stages[size_t(part.spec_stage[i])].spec_nodes.push_back(i);
     for (size_t s = 0; s < linked_.steps.size(); ++s)
       stages[size_t(part.step_stage[s])].steps.push_back(s);
-    std::erase_if(stages, [](const StageUnits& u) { return u.spec_nodes.empty() && u.steps.empty(); });
+    std::erase_if(stages, [&](const StageUnits& u) {
+      const bool empty = u.spec_nodes.empty() && u.steps.empty();
+      if (empty && texts_ && texts_->wanted.count(u.label)) texts_->text[u.label] = "";
+      return empty;
+    });
     for (StageUnits& st : stages) order_steps(st.steps);
     find_slots(stages);
     mark_guarded();
@@ -211,16 +216,8 @@ class StageRun {
       for (size_t k = 0; k < guards_.sum_sites->size(); ++k) {
         const reduce::SumSite& s = (*guards_.sum_sites)[k];
         sites_[{s.rank, s.output}].push_back(k);
-        marks_[{s.rank, s.output}] += "s" + std::to_string(s.input) + "." + std::to_string(s.axis) +
-                                      "." + std::to_string(s.full) + "." + std::to_string(s.other) +
-                                      "." + std::to_string(s.other_axis);
       }
-    if (guards_.totals)
-      for (int64_t r = 0; r < plan_.world_size; ++r) {
-        const size_t p = plan_.rank_program[size_t(r)];
-        if (p < guards_.totals->size())
-          for (const auto& o : (*guards_.totals)[p]) marks_[{r, o}] += "t";
-      }
+    marks_ = guard_marks(plan_, guards_);
   }
 
   exec::Env& env_of(int64_t program) { return program < 0 ? spec_env_ : envs_[size_t(program)]; }
@@ -230,6 +227,7 @@ class StageRun {
     StageKey key = stage_key(ctx_, in, st);
     if (key.reusable) {
       if (auto it = known_.find(key.text); it != known_.end()) {
+        if (texts_ && texts_->wanted.count(st.label)) texts_->text[st.label] = key.text;
         reuse(st, key, it->second);
         decide_obligations(true);
         ++counts.reused;
@@ -277,6 +275,7 @@ class StageRun {
       if (it == env.values.end() || !only_atoms(it->second, allowed)) return;  // not reusable
       rec.outputs.emplace_back(k, it->second);
     }
+    if (texts_ && texts_->wanted.count(st.label)) texts_->text[st.label] = key.text;
     known_.emplace(std::move(key.text), std::move(rec));
   }
 
@@ -656,6 +655,7 @@ class StageRun {
   const BoundPlan& bound_;
   const exec::RunLimits& limits_;
   const StageGuards& guards_;
+  StageTexts* texts_;
   solver::Context ctx_;
   StageCuts cuts_;
   WitnessSearch search_;
@@ -685,8 +685,26 @@ class StageRun {
 bool prove_by_stages(CheckResult& res, const CheckOptions& options, const ir::Graph& spec,
                      const ir::Plan& plan, const exec::LinkedPlan& linked,
                      const BoundPlan& bound, const exec::RunLimits& limits,
-                     const StageGuards& guards, StageCounts& counts, std::string& why_not) {
-  return StageRun(res, options, spec, plan, linked, bound, limits, guards).run(counts, why_not);
+                     const StageGuards& guards, StageCounts& counts, std::string& why_not,
+                     StageTexts* texts) {
+  return StageRun(res, options, spec, plan, linked, bound, limits, guards, texts).run(counts, why_not);
+}
+
+std::map<std::pair<int64_t, std::string>, std::string> guard_marks(const ir::Plan& plan,
+                                                                   const StageGuards& guards) {
+  std::map<std::pair<int64_t, std::string>, std::string> marks;
+  if (guards.sum_sites)
+    for (const reduce::SumSite& s : *guards.sum_sites)
+      marks[{s.rank, s.output}] += "s" + std::to_string(s.input) + "." + std::to_string(s.axis) +
+                                   "." + std::to_string(s.full) + "." + std::to_string(s.other) +
+                                   "." + std::to_string(s.other_axis);
+  if (guards.totals)
+    for (int64_t r = 0; r < plan.world_size; ++r) {
+      const size_t p = plan.rank_program[size_t(r)];
+      if (p < guards.totals->size())
+        for (const auto& o : (*guards.totals)[p]) marks[{r, o}] += "t";
+    }
+  return marks;
 }
 
 }  // namespace onnx_tv::check

@@ -19,6 +19,8 @@
 // reach, a difference is no refutation. Where its forms do not meet, or a guard of the fewer
 // ranks, micro-batches or shrunk sums fires, it gives up and the plan is proven whole.
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,12 +51,26 @@ struct StageCounts {
   int64_t reused = 0;    // not run: the same obligation as one run before
 };
 
+// The marks the guards put on values (sum sites, micro-batch sums): (rank, or -1 for the
+// spec; value) -> text, part of every stage text that makes the value.
+std::map<std::pair<int64_t, std::string>, std::string> guard_marks(const ir::Plan& plan,
+                                                                   const StageGuards& guards);
+
+// The texts of the stages asked for, by label (fold/param_labels.h), as a run wrote them: ""
+// for a stage with nothing in it; absent where a stage had no text (it did not close, or its
+// inputs held more than symbols).
+struct StageTexts {
+  std::set<int64_t> wanted;
+  std::map<int64_t, std::string> text;
+};
+
 // Proves the instance stage by stage. True: every obligation holds (res.verdict is
 // EQUIVALENT); false: this way does not conclude, and `why_not` says why (the caller then
 // proves the plan whole). Input errors throw as the whole-program run's do.
 bool prove_by_stages(CheckResult& res, const CheckOptions& options, const ir::Graph& spec,
                      const ir::Plan& plan, const exec::LinkedPlan& linked,
                      const BoundPlan& bound, const exec::RunLimits& limits,
-                     const StageGuards& guards, StageCounts& counts, std::string& why_not);
+                     const StageGuards& guards, StageCounts& counts, std::string& why_not,
+                     StageTexts* texts = nullptr);
 
 }  // namespace onnx_tv::check

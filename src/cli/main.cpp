@@ -34,7 +34,7 @@ constexpr int kInternalExit = 4;
 
 const char* kUsage =
     "usage: onnx-tv check SPEC.onnx SHARDS_DIR [--json FILE] [--no-progress] [--seed N]\n"
-    "                    [--no-reduce] [--no-stages] [--no-reuse] [--max-elements N]\n"
+    "                    [--no-reduce] [--no-stages] [--no-reuse] [--no-fold] [--max-elements N]\n"
     "                    [--max-memory GB] [--jobs N]\n"
     "       onnx-tv eval MODEL.onnx --inputs DIR [--expected DIR] [--out DIR]\n"
     "       onnx-tv conformance [DATA_DIR] [--table FILE.md]\n"
@@ -49,6 +49,7 @@ const char* kUsage =
     "  --no-reduce     check at full size instead of on a reduced instance of the plan\n"
     "  --no-stages     prove the whole program at once, without a stage-wise proof first\n"
     "  --no-reuse      run every stage, without proving each distinct stage once first\n"
+    "  --no-fold       prove every layer, without leaving out those alike (docs/design.md 4d)\n"
     "  --max-elements N  the most tensor elements (spec and ranks) an instance may hold to be\n"
     "                  proven (default 20000000)\n"
     "  --max-memory GB   stop with UNKNOWN when the proof's memory passes GB (default 85% of\n"
@@ -122,6 +123,8 @@ int run_check(const std::vector<std::string>& args) {
       options.stages = false;
     } else if (a == "--no-reuse") {
       options.reuse = false;
+    } else if (a == "--no-fold") {
+      options.fold = false;
     } else if (a == "--seed") {
       const std::optional<std::string> v = onnx_tv::cli::option_value(args, i);
       if (!v) return usage_error(onnx_tv::cli::missing_value(args, i, "a number"));

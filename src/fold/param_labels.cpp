@@ -27,15 +27,32 @@ std::vector<int64_t> label_units(const std::vector<LabelUnit>& units, int64_t pa
     for (size_t c : consumers[i]) behind[i] = std::max(behind[i], behind[c]);
   }
   std::vector<int64_t> label(n, 0);
+  std::vector<int64_t> alone(n, -1);  // the parameter a unit computes from alone
   for (size_t i = 0; i < n; ++i) {
     const int64_t f = ahead[i], b = behind[i];
     if (f < 0 || b < 0) label[i] = 0;  // takes its inputs' stage below
     else if (f < b) label[i] = forward_label(f);
     else if (f == b) label[i] = 1 + params;
     else label[i] = backward_label(b, params);
+    if (!units[i].several_params) {
+      int64_t p = units[i].param;
+      bool one = true;
+      for (size_t q : units[i].producers) {
+        if (label[q] == 0) continue;  // a constant
+        one = one && alone[q] >= 0 && (p < 0 || alone[q] == p);
+        p = alone[q];
+      }
+      if (one && p >= 0) alone[i] = p;
+    }
+    if (label[i] == 1 + params && alone[i] >= 0) label[i] = backward_label(alone[i], params);
     for (size_t p : units[i].producers) label[i] = std::max(label[i], label[p]);
   }
   return label;
+}
+
+void add_param(LabelUnit& unit, int64_t param) {
+  if (unit.param >= 0 && unit.param != param) unit.several_params = true;
+  unit.param = std::max(unit.param, param);
 }
 
 int64_t forward_label(int64_t param) { return 1 + param; }
@@ -60,7 +77,7 @@ std::vector<int64_t> label_graph(const ir::Graph& g,
       if (prod[i][k] != ir::kNoProducer) {
         units[i].producers.push_back(prod[i][k]);
       } else if (auto it = param_of.find(g.nodes[i].inputs[k]); it != param_of.end()) {
-        units[i].param = std::max(units[i].param, it->second);
+        add_param(units[i], it->second);
       }
     }
   return label_units(units, params);

@@ -15,16 +15,20 @@
 namespace onnx_tv::fold {
 
 // One unit in a dataflow order: its producers (earlier units) and the largest index of a
-// parameter it reads directly (-1: none).
+// parameter it reads directly (-1: none), and whether it reads more than one.
 struct LabelUnit {
   std::vector<size_t> producers;
   int64_t param = -1;
+  bool several_params = false;
 };
 
 // Labels from 0 to 2 * params + 1, in an order the dataflow respects (every unit's label is at
 // least its producers'): 0 before any parameter, 1 + p the forward of p, 1 + params the head
 // (where the last parameter is read both ways), then the backward stages, the latest
-// parameter's first.
+// parameter's first. A unit that computes from one parameter alone (and constants) and would
+// be in the head, as it reads the parameter both ways (a weight transposed for the backward),
+// is in that parameter's backward stage: each layer's then stays with its layer, where the
+// layers repeat, instead of all of them in one head.
 std::vector<int64_t> label_units(const std::vector<LabelUnit>& units, int64_t params);
 
 // The parameter whose forward or backward stage `label` is; -1 for the stage before every
@@ -33,6 +37,8 @@ int64_t label_param(int64_t label, int64_t params);
 bool label_is_forward(int64_t label, int64_t params);
 int64_t forward_label(int64_t param);
 int64_t backward_label(int64_t param, int64_t params);
+
+void add_param(LabelUnit& unit, int64_t param);
 
 // The labels of one graph's nodes; `param_of` gives its parameters by value name (graph inputs
 // and initializers that stand for parameters), `params` how many the numbering holds.

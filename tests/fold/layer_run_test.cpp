@@ -29,7 +29,11 @@ struct Model {
   ir::Graph g;
   GraphParams params;
 
-  ParamTexts texts() const { return param_texts(g, label_graph(g, params.of, params.count), params); }
+  std::vector<NodeStage> stages() const {
+    return node_stages(g, label_graph(g, params.of, params.count), params.count);
+  }
+  std::optional<LayerRun> run() const { return find_graph_run(g, stages(), params, 3); }
+  ParamTexts texts(const LayerRun& r) const { return param_texts(g, stages(), params, &r); }
 };
 
 // x -> `layers` times: LeakyRelu(MatMul(h, W) + b) * c, each layer with its own constant c
@@ -82,20 +86,20 @@ Model chain(const Options& o) {
 }
 
 // Stages are cut where parameters are read: W_j's stage is the MatMul, b_j's the Add, LeakyRelu
-// and Mul, so a layer of the run is b_j's stage then W_{j+1}'s (the first W reads x, the last
-// b is where the last parameter is read both ways). Nine of them, whatever each layer's
-// constant is called.
+// and Mul, so the run's layers are b_j's stage then W_{j+1}'s (the first W reads x, the last b
+// is where the last parameter is read both ways): nine, whatever each layer's constant is
+// called.
 TEST(LayerRun, FoundWhateverTheNames) {
   for (bool initializers : {false, true}) {
     Options o;
     o.initializer_constants = initializers;
     const Model m = chain(o);
-    const ParamTexts t = m.texts();
-    const auto run = find_layer_run(t.text, 3);
+    const auto run = m.run();
     ASSERT_TRUE(run) << initializers;
+    const ParamTexts t = m.texts(*run);
     EXPECT_EQ(run->period, 2);
-    EXPECT_EQ(run->first, 2);  // b0
-    EXPECT_EQ(run->layers, 9);  // b0 W1 to b8 W9
+    EXPECT_EQ(run->first, 2);  // b0, then W1: layers run b_j W_{j+1}
+    EXPECT_EQ(run->layers, 9);
     EXPECT_EQ(run_reach(*run, t), 1);  // each layer reads the one before
   }
 }
@@ -114,7 +118,7 @@ TEST(LayerRun, EndsAtALayerThatDiffers) {
       o.initializer_constants = true;
     }
     const Model m = chain(o);
-    const auto run = find_layer_run(m.texts().text, 3);
+    const auto run = m.run();
     ASSERT_TRUE(run) << what;
     EXPECT_EQ(run->first, 2) << what;
     EXPECT_EQ(run->layers, 6) << what;
@@ -126,12 +130,13 @@ TEST(LayerRun, NoneShorterThanAsked) {
   Options o;
   o.layers = 3;  // two layers of the run: b0 W1, b1 W2
   const Model m = chain(o);
-  EXPECT_FALSE(find_layer_run(m.texts().text, 3));
-  EXPECT_TRUE(find_layer_run(m.texts().text, 2));
+  EXPECT_FALSE(m.run());
+  EXPECT_TRUE(find_graph_run(m.g, m.stages(), m.params, 2));
 }
 
-// A layer that also reads the output of the layer two before reaches two layers.
-TEST(LayerRun, ReachCountsSkipConnections) {
+// A layer that also reads the output of the layer two before reads a value of its own there,
+// named by its index: no two layers read alike, and there is no run.
+TEST(LayerRun, NoneWhereALayerReadsFromTwoBefore) {
   Model m = chain(Options{});
   for (auto& n : m.g.nodes)
     if (n.op_type == "Add" && n.outputs[0] != "a0" && n.outputs[0] != "a1") {
@@ -139,10 +144,23 @@ TEST(LayerRun, ReachCountsSkipConnections) {
       n.op_type = "Sum";
       n.inputs.push_back("h" + std::to_string(j - 2));
     }
-  const ParamTexts t = m.texts();
-  const auto run = find_layer_run(t.text, 3);
+  EXPECT_FALSE(m.run());
+}
+
+// A table every layer reads (computed once, in the first layer's stage) is one value: the
+// layers still repeat.
+TEST(LayerRun, ATableEveryLayerReadsIsOneValue) {
+  Model m = chain(Options{});
+  m.g.nodes.insert(m.g.nodes.begin() + 1, node("Sin", {"m0"}, {"table"}));
+  for (auto& n : m.g.nodes)
+    if (n.op_type == "Add") {
+      n.op_type = "Sum";
+      n.inputs.push_back("table");
+    }
+  const auto run = m.run();
   ASSERT_TRUE(run);
-  EXPECT_EQ(run_reach(*run, t), 2);
+  EXPECT_GE(run->layers, 8);
+  EXPECT_EQ(run_reach(*run, m.texts(*run)), 1);
 }
 
 }  // namespace
