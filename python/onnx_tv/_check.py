@@ -8,7 +8,7 @@ from ._result import Result
 
 _MAX_ELEMENTS = 20_000_000  # the CLI's default (src/common/limits.h)
 _MAX_JOBS = 1024            # as the CLI's --jobs
-_OPTIONS = ("reduce", "stages", "reuse", "seed", "max_elements", "max_memory", "jobs", "progress")
+_OPTIONS = ("reduce", "stages", "reuse", "fold", "seed", "max_elements", "max_memory", "jobs", "progress")
 
 
 def _path(name, value):
@@ -54,6 +54,8 @@ def check(spec, shards, **options):
       reduce=True        False: check at full size (--no-reduce)
       stages=True        False: no stage-wise proof first (--no-stages)
       reuse=True         False: no proof of each distinct stage once first (--no-reuse)
+      fold=True          False: prove every layer, none left out as the same as one kept
+                         (--no-fold)
       seed=1             seed of the witness search (--seed)
       max_elements=20000000  the most tensor elements an instance may hold (--max-elements)
       max_memory=None    GB past which the proof stops with UNKNOWN; None: 85% of the
@@ -79,6 +81,7 @@ def check(spec, shards, **options):
         reduce=_bool("reduce", options.get("reduce", True)),
         stages=_bool("stages", options.get("stages", True)),
         reuse=_bool("reuse", options.get("reuse", True)),
+        fold=_bool("fold", options.get("fold", True)),
         seed=_whole("seed", options.get("seed", 1), 0, 2**64 - 1),
         max_elements=_whole("max_elements", options.get("max_elements", _MAX_ELEMENTS), 1,
                             2**63 - 1),

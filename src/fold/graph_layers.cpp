@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <set>
 
 #include "common/errors.h"
 #include "fold/param_labels.h"
@@ -130,6 +131,10 @@ std::optional<ir::Graph> leave_out(const GraphLayers& gl, const std::vector<Cut>
   for (size_t i = 0; i < g.nodes.size(); ++i)
     if (gl.node_layer[i] >= 0 && cut_holding(cuts, gl.node_layer[i])) out[i] = 1;
   const ir::InputProducers prod = ir::input_producers(g);
+  // The layers reading each value (-1: outside every layer).
+  std::unordered_map<std::string, std::set<int64_t>> readers;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& in : g.nodes[i].inputs) readers[in].insert(gl.node_layer[i]);
   ir::Graph f = g;
   f.nodes.clear();
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -154,8 +159,17 @@ std::optional<ir::Graph> leave_out(const GraphLayers& gl, const std::vector<Cut>
         }
         n.inputs[k] = v;
       } else if (gl.node_layer[m] == c.last) {
-        // What comes after the stretch reads the kept layer's value instead of its last's.
-        n.inputs[k] = g.nodes[node_at(gl, c.kept, gl.node_place[m])].outputs[o];
+        // What comes after the stretch reads the kept layer's value instead of its last's,
+        // in the place of the layer after the kept one, its only other reader: another
+        // (each layer's value read outside the layers) would read one value where the
+        // plan's two read two.
+        const std::string& v = g.nodes[node_at(gl, c.kept, gl.node_place[m])].outputs[o];
+        for (int64_t l : readers[v])
+          if (l != c.kept && l != c.first) {
+            why_not = g.file + ": '" + v + "' of a layer kept is read outside the layer after it";
+            return std::nullopt;
+          }
+        n.inputs[k] = v;
       } else {
         why_not = g.file + ": " + n.describe(i) + " reads '" + n.inputs[k] +
                   "' of a layer it does not follow";

@@ -26,6 +26,7 @@ class TextWriter {
       : g_(g), stages_(stages), params_(params), run_(run), prod_(ir::input_producers(g)),
         place_(g.nodes.size(), 0), constant_id_(g.nodes.size(), kNone) {
     for (const auto& vi : g.outputs) outputs_.emplace(vi.name, &vi);
+    for (const auto& vi : g.inputs) inputs_.emplace(vi.name, &vi);
     std::map<std::pair<int64_t, char>, size_t> next;
     for (size_t i = 0; i < g.nodes.size(); ++i) place_[i] = next[{stages[i].param, stages[i].part}]++;
     if (!run_) return;
@@ -106,7 +107,7 @@ class TextWriter {
     }
     if (auto it = params_.of.find(name); it != params_.of.end()) {
       if (p < 0) return "V" + name;
-      return "P" + place_of(p, it->second, -1 - it->second);
+      return "P" + place_of(p, it->second, -1 - it->second) + input_type(name);
     }
     if (auto it = g_.initializers.find(name); it != g_.initializers.end()) {
       std::string c = "I";
@@ -167,6 +168,18 @@ class TextWriter {
     return s + ">";
   }
 
+  // A graph input's or initializer's type and shape: what a layer's parameters must agree in.
+  std::string input_type(const std::string& name) const {
+    if (auto it = g_.initializers.find(name); it != g_.initializers.end())
+      return "<" + std::to_string(int(it->second.dtype)) + ir::shape_string(it->second.shape) + ">";
+    auto it = inputs_.find(name);
+    if (it == inputs_.end()) return "<?>";
+    std::string s = "<" + std::to_string(int(it->second->dtype));
+    if (it->second->shape)
+      for (const auto& d : *it->second->shape) s += "," + (d.size ? std::to_string(*d.size) : "?" + d.symbol);
+    return s + ">";
+  }
+
   static size_t part_index(char part) { return part == 'F' ? 0 : 1; }
 
   const ir::Graph& g_;
@@ -178,7 +191,7 @@ class TextWriter {
   std::vector<size_t> place_;        // per node: its place among the nodes of its label
   std::vector<size_t> constant_id_;  // per node before every parameter: its text's id
   std::unordered_map<std::string, size_t> interned_;
-  std::unordered_map<std::string, const ir::ValueInfo*> outputs_;
+  std::unordered_map<std::string, const ir::ValueInfo*> outputs_, inputs_;
   std::vector<int64_t> offsets_;
   std::unordered_map<int64_t, std::set<int64_t>> readers_;  // value (as place_of's) -> layers
 };

@@ -65,13 +65,14 @@ Outcome run_check(const std::string& spec, const std::string& shards,
 }
 
 py::dict check_binding(const py::bytes& spec, const py::bytes& shards, bool reduce, bool stages,
-                       bool reuse, uint64_t seed, int64_t max_elements, size_t max_memory, int jobs,
+                       bool reuse, bool fold, uint64_t seed, int64_t max_elements, size_t max_memory, int jobs,
                        py::object progress) {
   ProgressRelay relay(std::move(progress));
   check::CheckOptions options;
   options.reduce = reduce;
   options.stages = stages;
   options.reuse = reuse;
+  options.fold = fold;
   options.witness_seed = seed;
   options.max_elements = max_elements;
   options.max_memory = max_memory;
@@ -105,7 +106,8 @@ PYBIND11_MODULE(_core, m) {
   namespace py = pybind11;
   m.doc() = "The C++ side of onnx_tv; use onnx_tv.check, which validates the options.";
   m.def("check", &onnx_tv::python::check_binding, py::arg("spec"), py::arg("shards"),
-        py::arg("reduce"), py::arg("stages"), py::arg("reuse"), py::arg("seed"), py::arg("max_elements"),
+        py::arg("reduce"), py::arg("stages"), py::arg("reuse"), py::arg("fold"), py::arg("seed"),
+        py::arg("max_elements"),
         py::arg("max_memory"), py::arg("jobs"), py::arg("progress"),
         "Runs one check; returns exit_code, message, json, text and witness (symbol, value) "
         "pairs. Paths are bytes, max_memory is in bytes (0: 85% of the machine's).");

@@ -1,9 +1,12 @@
-// Leaving out the inside of a run of layers (fold/depth_fold.h) on the zoo's Llama plans, as
-// the check meets them: spec and plan read from files, bindings resolved.
+// Leaving out the inside of a run of layers (fold/depth_fold.h) on the zoo's Llama plan, read
+// from files as the check reads it: the plan left links and binds, and a layer that differs
+// from the layer kept for it in one rank program's constant, in one rank's bindings or in one
+// collective's group is kept.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "check/bindings.h"
@@ -18,55 +21,115 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Loaded {
-  ir::Graph spec;
-  ir::Plan plan;
-};
-
-// tools/zoo/generate.py `args` into a folder of this test's own.
-Loaded generate(const std::string& args) {
+// tools/zoo/generate.py --real-plan 8b_dp2_tp2_pp2_mb2 --layers 12 into a folder of this
+// test's own, then `mutate` (Python, `plan` naming the plan folder) run on it.
+fs::path generate(const std::string& mutate = "") {
   const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
   const fs::path dir = fs::temp_directory_path() / ("onnx_tv_depth_fold_" + test);
   fs::remove_all(dir);
-  const std::string cmd = std::string("/usr/bin/python3 ") + ONNX_TV_SOURCE_DIR +
-                          "/tools/zoo/generate.py " + args + " --out " + dir.string() +
-                          " > /dev/null 2>&1";
+  std::string cmd = std::string("/usr/bin/python3 ") + ONNX_TV_SOURCE_DIR +
+                    "/tools/zoo/generate.py --real-plan 8b_dp2_tp2_pp2_mb2 --layers 12 --out " +
+                    dir.string() + " > /dev/null 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  return {frontend::load_model((dir / "spec.onnx").string()), frontend::load_plan((dir / "plan").string())};
-}
-
-std::optional<fold::Folded> fold(const Loaded& l, std::string& why_not) {
-  const BoundPlan bound = resolve_bindings(l.spec, l.plan, 0);
-  fold::FoldInputs in;
-  in.spec = &l.spec;
-  in.plan = &l.plan;
-  in.spec_params = spec_parameters(l.spec, bound);
-  return fold::fold_depth(in, why_not);
-}
-
-TEST(DepthFold, LlamaPlanLeavesOutTheInsideOfEachStage) {
-  const Loaded l = generate("--real-plan 8b_dp2_tp2_pp2_mb2 --layers 12");
-  std::string why_not;
-  const auto f = fold(l, why_not);
-  if (getenv("DBG")) {
-    const BoundPlan bound = resolve_bindings(l.spec, l.plan, 0);
-    auto sp = spec_parameters(l.spec, bound);
-    auto labels = fold::label_graph(l.spec, sp.of, sp.count);
-    auto t = fold::param_texts(l.spec, fold::node_stages(l.spec, labels, sp.count), sp, nullptr);
-    for (int64_t p = 0; p < sp.count; ++p) {
-      std::string name; for (auto& [n, q] : sp.of) if (q == p) name = n;
-      std::cerr << "=== " << p << " " << name << " " << t.text[p].size() << "\n";
-      if (std::string(getenv("DBG")) == name) std::cerr << t.text[p] << "\n";
-    }
+  if (!mutate.empty()) {
+    std::ofstream(dir / "mutate.py") << "import json, glob, onnx, onnx.numpy_helper, numpy\n"
+                                     << "plan = '" << (dir / "plan").string() << "'\n" << mutate;
+    cmd = "/usr/bin/python3 " + (dir / "mutate.py").string();
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   }
-  ASSERT_TRUE(f) << why_not;
-  EXPECT_GT(f->removed, 0);
-  std::cerr << "layers " << f->layers << " removed " << f->removed << " pairs " << f->pairs.size()
-            << " spec nodes " << l.spec.nodes.size() << " -> " << f->spec.nodes.size() << "\n";
-  for (const auto& p : f->pairs) std::cerr << "  pair " << p.before[0] << " " << p.after[0] << "\n";
-  // The plan left links and binds.
-  (void)exec::link_plan(f->plan, 0);
-  (void)resolve_bindings(f->spec, f->plan, 0);
+  return dir;
+}
+
+struct Left {
+  std::optional<fold::Folded> folded;
+  std::string why_not;
+  // Whether the plan left still holds this spec parameter.
+  bool holds(const std::string& param) const {
+    for (const auto& vi : folded->spec.inputs)
+      if (vi.name == param) return true;
+    return false;
+  }
+};
+
+Left fold_of(const fs::path& dir) {
+  const ir::Graph spec = frontend::load_model((dir / "spec.onnx").string());
+  const ir::Plan plan = frontend::load_plan((dir / "plan").string());
+  const BoundPlan bound = resolve_bindings(spec, plan, 0);
+  fold::FoldInputs in;
+  in.spec = &spec;
+  in.plan = &plan;
+  in.spec_params = spec_parameters(spec, bound);
+  Left l;
+  l.folded = fold::fold_depth(in, l.why_not);
+  if (l.folded) {  // the plan left links and binds
+    (void)exec::link_plan(l.folded->plan, 0);
+    (void)resolve_bindings(l.folded->spec, l.folded->plan, 0);
+  }
+  return l;
+}
+
+// Twelve layers in two pipeline stages of six. The run's layers start at a layer's MLP norm (the
+// start that leaves out the most); in each stage the first two of the run's layers alike are
+// kept and the rest left out (from layer 2's MLP to layer 5's attention in the first).
+TEST(DepthFold, LlamaPlanLeavesOutTheInsideOfEachStage) {
+  const Left l = fold_of(generate());
+  ASSERT_TRUE(l.folded) << l.why_not;
+  EXPECT_GE(l.folded->removed, 4);
+  EXPECT_EQ(l.folded->pairs.size(), 2u);
+  EXPECT_TRUE(l.holds("layers.2.w_q"));
+  // What the tests below change, left out here.
+  for (const char* p : {"layers.4.w_k", "layers.4.w_o", "layers.4.w_gate"}) EXPECT_FALSE(l.holds(p)) << p;
+}
+
+// Layer 4's attention scale differs in every rank program: the layer of the run holding the
+// scores (the stage of w_k, where they are computed) is kept.
+TEST(DepthFold, ALayerWithAnotherConstantIsKept) {
+  const Left l = fold_of(generate(R"(
+for f in glob.glob(plan + '/*.onnx'):
+    m = onnx.load(f)
+    nodes = list(m.graph.node)
+    for n in [n for n in nodes if '/layers.4/attn/Mul_scale' in n.name]:
+        c = onnx.helper.make_node('Constant', [], [n.name + '_other'], name=n.name + '_other',
+                                  value=onnx.numpy_helper.from_array(numpy.array(0.5, dtype=numpy.float32)))
+        nodes.insert(nodes.index(n), c)
+        n.input[1] = n.name + '_other'
+    del m.graph.node[:]
+    m.graph.node.extend(nodes)
+    onnx.save(m, f)
+)"));
+  ASSERT_TRUE(l.folded) << l.why_not;
+  EXPECT_TRUE(l.holds("layers.4.w_k"));
+}
+
+// Rank 0 reads layer 4's gate and up weights the other way round: the layer of the run holding
+// them is kept.
+TEST(DepthFold, ALayerBoundOtherwiseIsKept) {
+  const Left l = fold_of(generate(R"(
+p = json.load(open(plan + '/plan.json'))
+for b in p['bindings']:
+    if b['rank'] == 0 and b['spec'] in ('layers.4.w_gate', 'layers.4.w_up'):
+        b['spec'] = 'layers.4.w_up' if b['spec'] == 'layers.4.w_gate' else 'layers.4.w_gate'
+json.dump(p, open(plan + '/plan.json', 'w'))
+)"));
+  ASSERT_TRUE(l.folded) << l.why_not;
+  EXPECT_TRUE(l.holds("layers.4.w_gate"));
+}
+
+// Layer 4's tensor-parallel all-reduce after the attention lists its two members the other
+// way round (a valid plan, whose sums run in another order): the layer holding it is kept.
+TEST(DepthFold, ALayerWithAnotherCollectiveGroupIsKept) {
+  const Left l = fold_of(generate(R"(
+for f in glob.glob(plan + '/*.onnx'):
+    m = onnx.load(f)
+    for n in m.graph.node:
+        if '/layers.4/attn/o_proj' in n.name and n.op_type == 'AllReduce':
+            for a in n.attribute:
+                if a.name == 'group':
+                    a.ints[:] = list(reversed(a.ints))
+    onnx.save(m, f)
+)"));
+  ASSERT_TRUE(l.folded) << l.why_not;
+  EXPECT_TRUE(l.holds("layers.4.w_o"));
 }
 
 }  // namespace

@@ -3,7 +3,10 @@ witness, locations, report and printed text."""
 import json
 import os
 import pathlib
+import re
 import signal
+import subprocess
+import tempfile
 import threading
 import time
 import unittest
@@ -50,6 +53,21 @@ class Equivalent(unittest.TestCase):
         self.assertFalse(result.report["reduction"]["requested"])
         self.assertFalse(result.report["stats"]["staged"])
         self.assertEqual(without_time(result.text), without_time(cli.stdout))
+
+    def test_fold_reaches_the_check(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            subprocess.run(["/usr/bin/python3", os.path.join(SOURCE, "tools", "zoo", "generate.py"),
+                            "--real-plan", "8b_dp2_tp2_pp2_mb2", "--layers", "8", "--out", tmp],
+                           check=True, capture_output=True)
+            spec, shards = os.path.join(tmp, "spec.onnx"), os.path.join(tmp, "plan")
+            on = onnx_tv.check(spec, shards)
+            off = onnx_tv.check(spec, shards, fold=False)
+            cli = CliRun(spec, shards, "--no-fold")
+        self.assertEqual(off.verdict, on.verdict)
+        self.assertGreater(on.report["stats"]["layers"]["left_out"], 0)
+        self.assertEqual(off.report["stats"]["layers"]["left_out"], 0)
+        seconds = re.compile(r"\d+\.\d+ s\b")
+        self.assertEqual(seconds.sub("<time> s", off.text), seconds.sub("<time> s", cli.stdout))
 
     def test_reuse_reaches_the_check(self):
         on = onnx_tv.check(SPEC, SHARDS)
