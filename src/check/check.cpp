@@ -134,7 +134,7 @@ enum class Instance { Ready, Refused, Again };
 // or the plan with fewer ranks cannot be reduced at all; choose again.
 Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Graph& spec,
                           const reduce::FewerRanks& fewer, ir::Plan& plan,
-                          exec::LinkedPlan& linked, BoundPlan& bound,
+                          exec::LinkedPlan& linked, bool& relink, BoundPlan& bound,
                           reduce::KeptWhole& kept, std::vector<reduce::SumSite>& sum_sites) {
   res.reduction.requested = options.reduce;
   if (options.reduce && kept.shape_reduction) {
@@ -179,7 +179,8 @@ Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Gra
       sum_sites = std::move(o.reduced->sum_sites);
       spec = std::move(o.reduced->spec);
       plan = std::move(o.reduced->plan);
-      linked = exec::link_plan(plan, run_limits(options).memory_bytes);
+      linked = exec::LinkedPlan();  // linked when needed: a folded proof links less (prove_all)
+      relink = true;
       bound = resolve_bindings(spec, plan, run_limits(options).memory_bytes);
       return Instance::Ready;
     }
@@ -372,13 +373,19 @@ constexpr size_t kDefineThresholds[] = {solver::Context::kDefineAbove, 64, 16};
 
 // The staged run, then the whole-program runs, on the instance reduce_or_refuse left; the first
 // run that finds its verdict cannot stand says why.
+// `linked` links `plan` unless `relink`: then it is linked here, once a folded proof (which
+// links a smaller plan) has not concluded.
 std::optional<Retry> prove_all(CheckResult& res, const CheckOptions& options,
                                const ir::Graph& spec, const ir::Plan& plan,
-                               const exec::LinkedPlan& linked, const BoundPlan& bound,
+                               exec::LinkedPlan& linked, bool relink, const BoundPlan& bound,
                                const Totals& totals) {
+  auto link = [&] {
+    if (relink) linked = exec::link_plan(plan, run_limits(options).memory_bytes);
+    relink = false;
+    res.stats.collectives = linked.collectives;
+  };
   res.stats.ranks = plan.world_size;
   res.stats.spec_nodes = int64_t(spec.nodes.size());
-  res.stats.collectives = linked.collectives;
   res.stats.bindings = int64_t(plan.bindings.size());
   for (int64_t r = 0; r < plan.world_size; ++r)
     res.stats.rank_nodes += int64_t(plan.program_of(r).nodes.size());
@@ -401,6 +408,7 @@ std::optional<Retry> prove_all(CheckResult& res, const CheckOptions& options,
       return std::nullopt;
     }
     if (options.fold && options.trace) options.trace("depth fold", "not used: " + why_not, 0, 0);
+    link();
     attempt = res;
     StageCounts counts;
     if (prove_by_stages(attempt, options, spec, plan, linked, bound, run_limits(options), guards,
@@ -413,6 +421,7 @@ std::optional<Retry> prove_all(CheckResult& res, const CheckOptions& options,
     }
     if (options.trace) options.trace("stage obligations", "not concluded: " + why_not, 0, 0);
   }
+  link();
   if (options.stages) {  // scales with depth; an UNKNOWN is left to the whole-program runs
     CheckResult attempt = res;
     std::optional<Retry> retry;
@@ -498,12 +507,14 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
                                            : exec::link_plan(plan, run_limits(options).memory_bytes);
   own.reset();
   std::vector<reduce::SumSite> sum_sites;
+  bool relink = false;
   const Instance got = reduce_or_refuse(res, options, spec, cut ? *cut : fewer, plan, linked,
-                                        bound, kept, sum_sites);
+                                        relink, bound, kept, sum_sites);
   if (got == Instance::Again) return Tried::Again;
   if (got == Instance::Refused) return Tried::Done;
   totals.sum_sites = &sum_sites;
-  const std::optional<Retry> retry = prove_all(res, options, spec, plan, linked, bound, totals);
+  const std::optional<Retry> retry =
+      prove_all(res, options, spec, plan, linked, relink, bound, totals);
   if (!retry) return Tried::Done;
   if (const auto* routing = std::get_if<CountedRouting>(&*retry)) {
     const std::string why = "a count of routing over several tokens or positions (" +

@@ -66,6 +66,7 @@ bool prove_folded(CheckResult& res, const CheckOptions& options, const ir::Graph
   attempt.stats.stages = counts.stages;
   attempt.stats.stages_proven = counts.distinct;
   attempt.stats.stages_reused = counts.reused;
+  attempt.stats.collectives = f->collectives;
   attempt.stats.layers = f->layers;
   attempt.stats.layers_left_out = f->removed;
   res = std::move(attempt);

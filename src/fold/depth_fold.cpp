@@ -19,7 +19,8 @@ namespace {
 // the Sends from one rank to another with one tag and their Recvs) loses the same places on
 // every member.
 bool collectives_pair(const ir::Plan& plan, const std::vector<std::vector<char>>& out,
-                      std::string& why_not) {
+                      int64_t& collectives, std::string& why_not) {
+  std::map<size_t, int64_t> members;  // group size -> collective nodes in groups of that size
   std::map<std::tuple<int, std::vector<int64_t>, int64_t>, std::vector<char>> ordered;
   std::map<std::tuple<int, std::vector<int64_t>, std::string>, std::set<char>> keyed;
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::vector<char>> sends, recvs;
@@ -33,8 +34,11 @@ bool collectives_pair(const ir::Plan& plan, const std::vector<std::vector<char>>
       else if (op.kind == ir::CommKind::Recv) recvs[{op.peer, r, op.tag}].push_back(gone[i]);
       else if (op.key.empty()) ordered[{int(op.kind), op.group, r}].push_back(gone[i]);
       else keyed[{int(op.kind), op.group, op.key}].insert(gone[i]);
+      if (op.kind != ir::CommKind::Send && op.kind != ir::CommKind::Recv) ++members[op.group.size()];
     }
   }
+  collectives = 0;
+  for (const auto& [size, n] : members) collectives += size ? n / int64_t(size) : 0;
   for (const auto& [k, seq] : ordered)
     for (int64_t member : std::get<1>(k)) {
       auto it = ordered.find({std::get<0>(k), std::get<1>(k), member});
@@ -263,7 +267,7 @@ std::optional<Folded> fold_depth(const FoldInputs& in, std::string& why_not) {
     if (!left) return std::nullopt;
     f.plan.programs[p] = std::make_shared<const ir::Graph>(std::move(*left));
   }
-  if (!collectives_pair(plan, out, why_not)) return std::nullopt;
+  if (!collectives_pair(plan, out, f.collectives, why_not)) return std::nullopt;
 
   std::vector<ir::Binding> bindings;
   for (const ir::Binding& b : plan.bindings) {

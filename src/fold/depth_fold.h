@@ -51,8 +51,9 @@ struct Folded {
     std::vector<std::string> before, after;
   };
   std::vector<Pair> pairs;
-  int64_t layers = 0;   // layers in the spec's run
-  int64_t removed = 0;  // layers left out
+  int64_t layers = 0;       // layers in the spec's run
+  int64_t removed = 0;      // layers left out
+  int64_t collectives = 0;  // collectives of the plan before (as its linking counts them)
 };
 
 // nullopt when nothing can be left out; `why_not` then says why.
