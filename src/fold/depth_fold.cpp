@@ -243,6 +243,20 @@ std::optional<Folded> fold_depth(const FoldInputs& in, std::string& why_not) {
     ONNX_TV_ASSERT(c.kept == c.first - 1 && c.kept >= 1 && kept[size_t(c.kept)] == kKeep &&
                        kept[size_t(c.kept - 1)] == kKeep,
                    "depth fold: a stretch left out does not follow the two layers kept for it");
+  // The spec's layers left out are its layer kept for them, as the programs' are (the run was
+  // found on texts placed by a rougher run).
+  for (const Cut& c : spec_cuts) {
+    const auto& text = spec_layers.layer_text;
+    bool same = text[size_t(c.kept - 1)] == text[size_t(c.kept)];
+    for (int64_t j = c.first; same && j <= c.last; ++j)
+      same = text[size_t(j)] == text[size_t(c.kept)] ||
+             (j == c.last && reads_next_alike(spec_layers.layer_masked[size_t(c.kept)],
+                                              spec_layers.layer_masked[size_t(j)]));
+    if (!same) {
+      why_not = spec.file + ": a layer to leave out differs from the layer kept for it";
+      return std::nullopt;
+    }
+  }
   if (!same_bindings(plan, spec_layers, programs, kept, why_not) ||
       !same_marks(in, spec_layers, programs, kept, why_not))
     return std::nullopt;

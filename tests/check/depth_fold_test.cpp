@@ -101,6 +101,24 @@ for f in glob.glob(plan + '/*.onnx'):
   EXPECT_TRUE(l.holds("layers.4.w_k"));
 }
 
+// Layer 4's attention scale differs in the spec alone: the spec's layers are cut where the
+// programs' are, and the one holding the scores is kept there too.
+TEST(DepthFold, ASpecLayerWithAnotherConstantIsKept) {
+  const fs::path dir = generate();
+  const std::string cmd = "/usr/bin/python3 -c \"\nimport onnx, onnx.numpy_helper, numpy\n"
+                          "f = '" + (dir / "spec.onnx").string() + "'\nm = onnx.load(f)\n"
+                          "nodes = list(m.graph.node)\n"
+                          "for n in [n for n in nodes if n.name == '/layers.4/attn/Mul_scale']:\n"
+                          "    c = onnx.helper.make_node('Constant', [], ['other'], name='other', "
+                          "value=onnx.numpy_helper.from_array(numpy.array(0.5, dtype=numpy.float32)))\n"
+                          "    nodes.insert(nodes.index(n), c)\n    n.input[1] = 'other'\n"
+                          "del m.graph.node[:]\nm.graph.node.extend(nodes)\nonnx.save(m, f)\n\"";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const Left l = fold_of(dir);
+  ASSERT_TRUE(l.folded) << l.why_not;
+  EXPECT_TRUE(l.holds("layers.4.w_k"));
+}
+
 // Rank 0 reads layer 4's gate and up weights the other way round: the layer of the run holding
 // them is kept.
 TEST(DepthFold, ALayerBoundOtherwiseIsKept) {
