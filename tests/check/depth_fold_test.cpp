@@ -6,7 +6,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "check/bindings.h"
@@ -22,8 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 
 // tools/zoo/generate.py --real-plan 8b_dp2_tp2_pp2_mb2 --layers 12 into a folder of this
-// test's own, then `mutate` (Python, `plan` naming the plan folder) run on it.
-fs::path generate(const std::string& mutate = "") {
+// test's own, then tools/zoo/change_layer.py `change` on it (CHANGE DIR LAYER ...: `dir` is
+// put in).
+fs::path generate(const std::string& change = "", const std::string& args = "") {
   const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
   const fs::path dir = fs::temp_directory_path() / ("onnx_tv_depth_fold_" + test);
   fs::remove_all(dir);
@@ -31,10 +31,9 @@ fs::path generate(const std::string& mutate = "") {
                     "/tools/zoo/generate.py --real-plan 8b_dp2_tp2_pp2_mb2 --layers 12 --out " +
                     dir.string() + " > /dev/null 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  if (!mutate.empty()) {
-    std::ofstream(dir / "mutate.py") << "import json, glob, onnx, onnx.numpy_helper, numpy\n"
-                                     << "plan = '" << (dir / "plan").string() << "'\n" << mutate;
-    cmd = "/usr/bin/python3 " + (dir / "mutate.py").string();
+  if (!change.empty()) {
+    cmd = std::string("/usr/bin/python3 ") + ONNX_TV_SOURCE_DIR + "/tools/zoo/change_layer.py " +
+          change + " " + dir.string() + " " + args;
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   }
   return dir;
@@ -84,19 +83,7 @@ TEST(DepthFold, LlamaPlanLeavesOutTheInsideOfEachStage) {
 // Layer 4's attention scale differs in every rank program: the layer of the run holding the
 // scores (the stage of w_k, where they are computed) is kept.
 TEST(DepthFold, ALayerWithAnotherConstantIsKept) {
-  const Left l = fold_of(generate(R"(
-for f in glob.glob(plan + '/*.onnx'):
-    m = onnx.load(f)
-    nodes = list(m.graph.node)
-    for n in [n for n in nodes if '/layers.4/attn/Mul_scale' in n.name]:
-        c = onnx.helper.make_node('Constant', [], [n.name + '_other'], name=n.name + '_other',
-                                  value=onnx.numpy_helper.from_array(numpy.array(0.5, dtype=numpy.float32)))
-        nodes.insert(nodes.index(n), c)
-        n.input[1] = n.name + '_other'
-    del m.graph.node[:]
-    m.graph.node.extend(nodes)
-    onnx.save(m, f)
-)"));
+  const Left l = fold_of(generate("scale", "4"));
   ASSERT_TRUE(l.folded) << l.why_not;
   EXPECT_TRUE(l.holds("layers.4.w_k"));
 }
@@ -104,16 +91,7 @@ for f in glob.glob(plan + '/*.onnx'):
 // Layer 4's attention scale differs in the spec alone: the spec's layers are cut where the
 // programs' are, and the one holding the scores is kept there too.
 TEST(DepthFold, ASpecLayerWithAnotherConstantIsKept) {
-  const fs::path dir = generate();
-  const std::string cmd = "/usr/bin/python3 -c \"\nimport onnx, onnx.numpy_helper, numpy\n"
-                          "f = '" + (dir / "spec.onnx").string() + "'\nm = onnx.load(f)\n"
-                          "nodes = list(m.graph.node)\n"
-                          "for n in [n for n in nodes if n.name == '/layers.4/attn/Mul_scale']:\n"
-                          "    c = onnx.helper.make_node('Constant', [], ['other'], name='other', "
-                          "value=onnx.numpy_helper.from_array(numpy.array(0.5, dtype=numpy.float32)))\n"
-                          "    nodes.insert(nodes.index(n), c)\n    n.input[1] = 'other'\n"
-                          "del m.graph.node[:]\nm.graph.node.extend(nodes)\nonnx.save(m, f)\n\"";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const fs::path dir = generate("scale", "4 --spec");
   const Left l = fold_of(dir);
   ASSERT_TRUE(l.folded) << l.why_not;
   EXPECT_TRUE(l.holds("layers.4.w_k"));
@@ -122,13 +100,7 @@ TEST(DepthFold, ASpecLayerWithAnotherConstantIsKept) {
 // Rank 0 reads layer 4's gate and up weights the other way round: the layer of the run holding
 // them is kept.
 TEST(DepthFold, ALayerBoundOtherwiseIsKept) {
-  const Left l = fold_of(generate(R"(
-p = json.load(open(plan + '/plan.json'))
-for b in p['bindings']:
-    if b['rank'] == 0 and b['spec'] in ('layers.4.w_gate', 'layers.4.w_up'):
-        b['spec'] = 'layers.4.w_up' if b['spec'] == 'layers.4.w_gate' else 'layers.4.w_gate'
-json.dump(p, open(plan + '/plan.json', 'w'))
-)"));
+  const Left l = fold_of(generate("swap", "4 0 w_gate w_up"));
   ASSERT_TRUE(l.folded) << l.why_not;
   EXPECT_TRUE(l.holds("layers.4.w_gate"));
 }
@@ -136,16 +108,7 @@ json.dump(p, open(plan + '/plan.json', 'w'))
 // Layer 4's tensor-parallel all-reduce after the attention lists its two members the other
 // way round (a valid plan, whose sums run in another order): the layer holding it is kept.
 TEST(DepthFold, ALayerWithAnotherCollectiveGroupIsKept) {
-  const Left l = fold_of(generate(R"(
-for f in glob.glob(plan + '/*.onnx'):
-    m = onnx.load(f)
-    for n in m.graph.node:
-        if '/layers.4/attn/o_proj' in n.name and n.op_type == 'AllReduce':
-            for a in n.attribute:
-                if a.name == 'group':
-                    a.ints[:] = list(reversed(a.ints))
-    onnx.save(m, f)
-)"));
+  const Left l = fold_of(generate("regroup", "4"));
   ASSERT_TRUE(l.folded) << l.why_not;
   EXPECT_TRUE(l.holds("layers.4.w_o"));
 }

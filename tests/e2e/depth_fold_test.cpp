@@ -3,7 +3,6 @@
 // refuted at its own location.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -43,18 +42,6 @@ std::filesystem::path generate(int layers, const std::string& test) {
   return dir;
 }
 
-// Runs a Python snippet on the plan folder `dir` (`plan` names its plan folder); true when it
-// ran through.
-bool mutate(const std::filesystem::path& dir, const std::string& code) {
-  const std::filesystem::path script = dir / "mutate.py";
-  std::ofstream(script) << "import json, glob, onnx, onnx.numpy_helper, numpy\nplan = '"
-                        << (dir / "plan").string()
-                        << "'\n" << code;
-  const std::string cmd = "/usr/bin/python3 " + script.string() + " > " +
-                          (dir / "mutate.log").string() + " 2>&1";
-  return std::system(cmd.c_str()) == 0;
-}
-
 TEST(DepthFold, DeeperPlanLeavesOutMoreWithTheSameVerdict) {
   const Folded eight = check(generate(8, "deeper"));
   const Folded sixteen = check(generate(16, "deeper"));
@@ -75,19 +62,9 @@ TEST(DepthFold, DeeperPlanLeavesOutMoreWithTheSameVerdict) {
 // its attention scale differs in the rank programs. It is kept, and the bug is refuted at it.
 TEST(DepthFold, ALayerWithAnotherConstantIsKeptAndRefuted) {
   const auto dir = generate(8, "constant");
-  ASSERT_TRUE(mutate(dir, R"(
-for f in glob.glob(plan + '/*.onnx'):
-    m = onnx.load(f)
-    nodes = list(m.graph.node)
-    for n in [n for n in nodes if '/layers.7/attn/Mul_scale' in n.name]:
-        c = onnx.helper.make_node('Constant', [], [n.name + '_other'], name=n.name + '_other',
-                                  value=onnx.numpy_helper.from_array(numpy.array(0.5, dtype=numpy.float32)))
-        nodes.insert(nodes.index(n), c)
-        n.input[1] = n.name + '_other'
-    del m.graph.node[:]
-    m.graph.node.extend(nodes)
-    onnx.save(m, f)
-)"));
+  const std::string change = "/usr/bin/python3 " + source_dir().string() +
+                             "/tools/zoo/change_layer.py scale " + dir.string() + " 7";
+  ASSERT_EQ(run_command(change).exit_code, 0) << change;
   const Folded f = check(dir);
   EXPECT_EQ(f.exit_code, 1) << f.out;
   EXPECT_NE(f.out.find("NOT EQUIVALENT"), std::string::npos) << f.out;
