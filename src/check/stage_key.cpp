@@ -116,9 +116,8 @@ class KeyWriter {
   // what the binding says of the region, with the rank's coordinates along the mesh axes its
   // placements shard or sum over.
   void binding(int64_t program, const ir::Binding& b) {
-    const std::string key = ir::binding_key(b);
     out_ += "{B" + (program < 0 ? rank(b.rank) + ":" + other(b.rank, b.value) : other(-1, b.spec)) +
-            key.substr(key.find('\n', key.find('\n') + 1));  // without the two names
+            ir::binding_region_key(b);
     if (in_.plan.mesh)
       for (size_t a = 0; a < b.placements.size() && a < in_.plan.mesh->axes.size(); ++a)
         if (b.placements[a].kind != ir::Placement::Kind::Replicate)
@@ -140,11 +139,7 @@ class KeyWriter {
     if (auto it = g.value_info.find(name); it != g.value_info.end()) vi = &it->second;
     for (const auto& o : g.outputs)
       if (o.name == name) vi = &o;
-    if (!vi) return "";
-    std::string s = "<" + std::to_string(int(vi->dtype));
-    if (vi->shape)
-      for (const auto& d : *vi->shape) s += "," + (d.size ? std::to_string(*d.size) : "?" + d.symbol);
-    return s + ">";
+    return vi ? ir::value_info_text(*vi) : "";
   }
 
   void tensor(const ir::Tensor& t) {

@@ -64,12 +64,6 @@ bool collectives_pair(const ir::Plan& plan, const std::vector<std::vector<char>>
   return true;
 }
 
-// The binding without its two names: what it says of the region.
-std::string binding_shape(const ir::Binding& b) {
-  const std::string key = ir::binding_key(b);
-  return key.substr(key.find('\n', key.find('\n') + 1));
-}
-
 constexpr int64_t kKeep = -1;
 
 // Which layers of the run to leave out, and the kept layer standing for each (kKeep: kept).
@@ -126,7 +120,7 @@ bool same_bindings(const ir::Plan& plan, const GraphLayers& spec,
       return false;
     }
     const int64_t layer = std::max(ls, lr);
-    if (layer >= 0) bound[{b.rank, layer}].push_back(s + "|" + r + "|" + binding_shape(b));
+    if (layer >= 0) bound[{b.rank, layer}].push_back(s + "|" + r + "|" + ir::binding_region_key(b));
   }
   for (auto& [k, v] : bound) std::sort(v.begin(), v.end());
   for (const auto& [k, v] : bound) {
@@ -209,26 +203,26 @@ std::optional<Folded> fold_depth(const FoldInputs& in, std::string& why_not) {
   // the most, where a program's layers begin (a pipeline stage's first).
   LayerRun run;
   std::vector<int64_t> kept;
+  std::vector<GraphLayers> programs;
   int64_t most = 0;
   for (int64_t shift = 0; shift < found->period; ++shift) {
     const LayerRun r{found->first + shift, found->period, found->layers - (shift ? 1 : 0)};
-    std::vector<GraphLayers> programs;
-    for (const auto& t : program_texts) programs.push_back(cut_into_layers(t, r));
-    std::vector<int64_t> k = choose(programs, r.layers, std::max<int64_t>(2, in.keep));
+    std::vector<GraphLayers> cut;
+    for (const auto& t : program_texts) cut.push_back(cut_into_layers(t, r));
+    std::vector<int64_t> k = choose(cut, r.layers, std::max<int64_t>(2, in.keep));
     const int64_t left_out = int64_t(std::count_if(k.begin(), k.end(), [](int64_t v) { return v >= 0; }));
     if (left_out > most) {
       most = left_out;
       run = r;
       kept = std::move(k);
+      programs = std::move(cut);
     }
   }
   if (!most) {
-    why_not = "no program holds four layers alike in a row";
+    why_not = "no program holds more layers alike in a row than it would keep";
     return std::nullopt;
   }
   const GraphLayers spec_layers = cut_into_layers(spec_texts, run);
-  std::vector<GraphLayers> programs;
-  for (const auto& t : program_texts) programs.push_back(cut_into_layers(t, run));
   for (const GraphLayers* gl : [&] {
          std::vector<const GraphLayers*> all{&spec_layers};
          for (const auto& p : programs) all.push_back(&p);

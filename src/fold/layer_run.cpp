@@ -154,18 +154,11 @@ class TextWriter {
 
   std::string declared(const std::string& name) const {
     if (name.empty()) return "-";
-    const ir::ValueInfo* vi = nullptr;
-    if (auto it = g_.value_info.find(name); it != g_.value_info.end()) vi = &it->second;
-    std::string s;
-    if (auto it = outputs_.find(name); it != outputs_.end()) {
-      vi = it->second;
-      s = "!";  // a graph output
-    }
-    if (!vi) return s + "?";
-    s += "<" + std::to_string(int(vi->dtype));
-    if (vi->shape)
-      for (const auto& d : *vi->shape) s += "," + (d.size ? std::to_string(*d.size) : "?" + d.symbol);
-    return s + ">";
+    if (auto it = outputs_.find(name); it != outputs_.end())
+      return "!" + ir::value_info_text(*it->second);  // a graph output
+    if (auto it = g_.value_info.find(name); it != g_.value_info.end())
+      return ir::value_info_text(it->second);
+    return "?";
   }
 
   // A graph input's or initializer's type and shape: what a layer's parameters must agree in.
@@ -173,11 +166,7 @@ class TextWriter {
     if (auto it = g_.initializers.find(name); it != g_.initializers.end())
       return "<" + std::to_string(int(it->second.dtype)) + ir::shape_string(it->second.shape) + ">";
     auto it = inputs_.find(name);
-    if (it == inputs_.end()) return "<?>";
-    std::string s = "<" + std::to_string(int(it->second->dtype));
-    if (it->second->shape)
-      for (const auto& d : *it->second->shape) s += "," + (d.size ? std::to_string(*d.size) : "?" + d.symbol);
-    return s + ">";
+    return it == inputs_.end() ? "<?>" : ir::value_info_text(*it->second);
   }
 
   static size_t part_index(char part) { return part == 'F' ? 0 : 1; }

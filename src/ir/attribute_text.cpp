@@ -12,6 +12,13 @@ std::string exact_text(double d) {
   return buf;
 }
 
+std::string value_info_text(const ValueInfo& vi) {
+  std::string s = "<" + std::to_string(int(vi.dtype));
+  if (vi.shape)
+    for (const auto& d : *vi.shape) s += "," + (d.size ? std::to_string(*d.size) : "?" + d.symbol);
+  return s + ">";
+}
+
 void append_constant(std::string& out, const ConstTensor& c) {
   out += std::to_string(int(c.dtype)) + shape_string(c.shape) + (c.exact ? "x" : "") + "[";
   for (double v : c.reals) out += exact_text(v) + ",";

@@ -54,6 +54,9 @@ struct Region {
 // named), so the pieces of one family of local slices share a key.
 std::string binding_key(const Binding& b, std::optional<size_t> open_dim = std::nullopt);
 
+// binding_key without the two names: what the binding says of its region.
+std::string binding_region_key(const Binding& b);
+
 // Resolves slice / placements / local_slice against the spec value's shape. InputError (naming
 // the binding's origin) when out of range, when a Shard does not divide evenly, or when the
 // placements do not match the mesh.

@@ -116,6 +116,11 @@ std::string binding_key(const Binding& b, std::optional<size_t> open_dim) {
          "\n" + (b.partial ? "p" : "") + "\n" + b.group;
 }
 
+std::string binding_region_key(const Binding& b) {
+  const std::string key = binding_key(b);
+  return key.substr(key.find('\n', key.find('\n') + 1));
+}
+
 Region resolve_region(const Binding& b, const std::optional<Mesh>& mesh,
                       const std::vector<int64_t>& spec_shape) {
   Region r;
