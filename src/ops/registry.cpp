@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 #include "ops/infer_shapes.h"
 #include "ops/kernel_util.h"
@@ -12,12 +14,17 @@ namespace onnx_tv::ops {
 namespace {
 
 // ONNX spells the default domain both "" and "ai.onnx".
-std::string canonical_domain(const std::string& d) { return d == "ai.onnx" ? "" : d; }
+std::string_view canonical_domain(std::string_view d) { return d == "ai.onnx" ? "" : d; }
 
 struct Table {
   std::vector<OpSchema> defs;
   // (domain, op_type) -> defs sorted by since_version.
   std::map<std::pair<std::string, std::string>, std::vector<const OpSchema*>> by_name;
+  // op_type -> (domain, its defs) for by_name's entries: a lookup per node and rank at scale
+  // (millions), so one hash of a view and no string built.
+  std::unordered_map<std::string_view, std::vector<std::pair<std::string_view,
+                                                             const std::vector<const OpSchema*>*>>>
+      by_op;
 
   Table() {
     detail::add_elementwise_ops(defs);
@@ -29,11 +36,13 @@ struct Table {
     detail::add_logic_ops(defs);
     detail::add_index_ops(defs);
     detail::add_select_ops(defs);
-    for (const OpSchema& d : defs) by_name[{canonical_domain(d.domain), d.op_type}].push_back(&d);
+    for (const OpSchema& d : defs)
+      by_name[{std::string(canonical_domain(d.domain)), d.op_type}].push_back(&d);
     for (auto& [key, v] : by_name) {
       std::sort(v.begin(), v.end(), [](const OpSchema* a, const OpSchema* b) {
         return a->since_version < b->since_version;
       });
+      by_op[key.second].emplace_back(key.first, &v);  // views of by_name's keys, which stay
     }
   }
 };
@@ -82,13 +91,17 @@ InputInfos input_infos(solver::Context& ctx, const OpSchema& s,
 
 const OpSchema* find_op(const std::string& domain, const std::string& op_type, int opset) {
   const Table& t = table();
-  auto it = t.by_name.find({canonical_domain(domain), op_type});
-  if (it == t.by_name.end()) return nullptr;
-  const OpSchema* best = nullptr;
-  for (const OpSchema* d : it->second) {
-    if (d->since_version <= opset) best = d;
+  auto it = t.by_op.find(std::string_view(op_type));
+  if (it == t.by_op.end()) return nullptr;
+  const std::string_view want = canonical_domain(domain);
+  for (const auto& [dom, defs] : it->second) {
+    if (dom != want) continue;
+    const OpSchema* best = nullptr;
+    for (const OpSchema* d : *defs)
+      if (d->since_version <= opset) best = d;
+    return best;
   }
-  return best;
+  return nullptr;
 }
 
 std::vector<ir::Tensor> run_node(solver::Context& ctx, const ir::Node& node, size_t node_index,
