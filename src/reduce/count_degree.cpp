@@ -34,7 +34,9 @@ bool reduction_multiplies(const ir::Node& n) {
 
 struct Degrees {
   std::vector<int> d;  // per count
-  std::vector<std::string> why;  // per count: where it first passed 1
+  // Per count: where it first passed 1, as an index into Walker's texts (-1: nowhere). Not the
+  // text itself: past the first unbounded value every value downstream carries one.
+  std::vector<int> why;
 };
 
 class Walker {
@@ -52,7 +54,13 @@ class Walker {
     return n;
   }
 
-  Degrees zero() const { return {std::vector<int>(size(), 0), std::vector<std::string>(size())}; }
+  Degrees zero() const { return {std::vector<int>(size(), 0), std::vector<int>(size(), -1)}; }
+
+  int note(std::string why) {
+    whys_.push_back(std::move(why));
+    return int(whys_.size()) - 1;
+  }
+  std::string why_text(int why) const { return why < 0 ? std::string() : whys_[size_t(why)]; }
 
   // The degrees of a node's outputs from its inputs' (`values`); `why` keeps, per count, the
   // node where a degree first passed 1.
@@ -72,8 +80,8 @@ class Walker {
     auto deg = [&](size_t i, size_t k) { return i < in.size() && in[i] ? in[i]->d[k] : 0; };
     auto why_of = [&](size_t k) {
       for (const Degrees* d : in)
-        if (d && !d->why[k].empty()) return d->why[k];
-      return std::string();
+        if (d && d->why[k] >= 0) return d->why[k];
+      return -1;
     };
     auto max_in = [&](size_t k) {
       int m = 0;
@@ -146,8 +154,8 @@ class Walker {
         if (d == 0 && mixes_along_count(n, dims, k)) d = kUnbounded;
       }
       out.d[k] = d;
-      out.why[k] = d > 1 ? why_of(k) : "";
-      if (d > 1 && out.why[k].empty()) out.why[k] = where(prog, idx);
+      out.why[k] = d > 1 ? why_of(k) : -1;
+      if (d > 1 && out.why[k] < 0) out.why[k] = note(where(prog, idx));
     }
     return out;
   }
@@ -183,6 +191,7 @@ class Walker {
 
   Inference& inf_;
   std::vector<Var> counts_;
+  std::vector<std::string> whys_;
 };
 
 }  // namespace
@@ -229,7 +238,7 @@ std::optional<KeepRanks> check_count_degrees(Inference& inf, const ir::Graph& sp
       if (total && mesh_axis.back() == SIZE_MAX) {  // a sum of one value per micro-batch
         const size_t k = w.size() - 1;
         d.d[k] = add(d.d[k], 1);
-        if (d.d[k] > 1 && d.why[k].empty()) d.why[k] = where(p, i);
+        if (d.d[k] > 1 && d.why[k] < 0) d.why[k] = w.note(where(p, i));
       }
       for (const auto& o : n.outputs)
         if (!o.empty()) rank_deg[size_t(r)][o] = d;
@@ -245,7 +254,6 @@ std::optional<KeepRanks> check_count_degrees(Inference& inf, const ir::Graph& sp
     if (step.kind == exec::Step::Kind::Collective) {
       const ir::CommOp& op = *step.members[0].comm;
       const ProgramDims& p0 = inf.ranks[size_t(step.members[0].rank)];
-      const std::string here = where(p0, step.members[0].node_index);
       std::vector<int64_t> group;
       for (const auto& m : step.members) group.push_back(m.rank);
       const std::vector<size_t> spans = spanned_axes(inf, group);
@@ -253,7 +261,7 @@ std::optional<KeepRanks> check_count_degrees(Inference& inf, const ir::Graph& sp
       for (size_t k = 0; k < w.size(); ++k) {
         if (!reduces || std::find(spans.begin(), spans.end(), mesh_axis[k]) == spans.end()) continue;
         d.d[k] = op.reduce == ir::ReduceOp::Sum ? add(d.d[k], 1) : kUnbounded;
-        if (d.d[k] > 1 && d.why[k].empty()) d.why[k] = here;
+        if (d.d[k] > 1 && d.why[k] < 0) d.why[k] = w.note(where(p0, step.members[0].node_index));
       }
     }
     for (const auto& m : step.members)
@@ -276,7 +284,8 @@ std::optional<KeepRanks> check_count_degrees(Inference& inf, const ir::Graph& sp
       const int dr = rv == rd.end() ? 0 : add(rv->second.d[k], fb.partial && mesh_axis[k] != SIZE_MAX);
       const int ds = sv == spec_deg.end() ? 0 : sv->second.d[k];
       if (std::max(dr, ds) <= 1) continue;
-      const std::string why = dr >= ds ? (rv == rd.end() ? "" : rv->second.why[k]) : sv->second.why[k];
+      const std::string why = w.why_text(dr >= ds ? (rv == rd.end() ? -1 : rv->second.why[k])
+                                                  : sv->second.why[k]);
       auto text = [](int d) { return d >= kUnbounded ? std::string("unbounded") : std::to_string(d); };
       const std::string count = mesh_axis[k] == SIZE_MAX ? "the count of micro-batches"
                                                          : "its count of ranks";
