@@ -57,6 +57,9 @@ class Linker {
 
  private:
   void collect() {
+    size_t nodes = 0;
+    for (int64_t r = 0; r < plan_.world_size; ++r) nodes += plan_.program_of(r).nodes.size();
+    steps_.reserve(nodes);
     for (int64_t r = 0; r < plan_.world_size; ++r) {
       const ir::Graph& g = plan_.program_of(r);
       std::map<std::pair<ir::CommKind, std::vector<int64_t>>, int64_t> order;
@@ -190,8 +193,11 @@ class Linker {
       check_memory(memory_bytes_, phase);
       for (const auto& m : steps_[s].members) step_of[m.rank][m.node_index] = s;
     }
-    std::vector<std::vector<size_t>> users(steps_.size());
+    // Each step's users, one array for all (a step's own vector was an allocation per step,
+    // and there are millions): edges (dependency, user), then grouped by dependency.
     std::vector<size_t> pending(steps_.size(), 0);
+    std::vector<std::pair<size_t, size_t>> edges;
+    edges.reserve(steps_.size() * 2);
     std::vector<size_t> deps;
     for (size_t s = 0; s < steps_.size(); ++s) {
       check_memory(memory_bytes_, phase);
@@ -202,22 +208,31 @@ class Linker {
             if (const size_t d = step_of[m.rank][j]; d != s) deps.push_back(d);
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-      for (size_t d : deps) users[d].push_back(s);
+      for (size_t d : deps) edges.emplace_back(d, s);
       pending[s] = deps.size();
     }
+    std::vector<size_t> first_user(steps_.size() + 1, 0), users(edges.size());
+    for (const auto& e : edges) ++first_user[e.first + 1];
+    for (size_t s = 0; s < steps_.size(); ++s) first_user[s + 1] += first_user[s];
+    {
+      std::vector<size_t> at(first_user.begin(), first_user.end() - 1);
+      for (const auto& e : edges) users[at[e.first]++] = e.second;  // users in step order
+    }
+    edges = {};
     // Lowest step index first keeps rank-local file order where dataflow allows.
     std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
     for (size_t s = 0; s < steps_.size(); ++s)
       if (!pending[s]) ready.push(s);
     LinkedPlan out;
+    out.steps.reserve(steps_.size());
     std::vector<bool> done(steps_.size(), false);
     while (!ready.empty()) {
       size_t s = ready.top();
       ready.pop();
       done[s] = true;
       out.steps.push_back(std::move(steps_[s]));
-      for (size_t u : users[s])
-        if (--pending[u] == 0) ready.push(u);
+      for (size_t k = first_user[s]; k < first_user[s + 1]; ++k)
+        if (--pending[users[k]] == 0) ready.push(users[k]);
     }
     if (out.steps.size() != steps_.size()) {
       for (size_t s = 0; s < steps_.size(); ++s) {
