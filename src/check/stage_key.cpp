@@ -1,5 +1,6 @@
 #include "check/stage_key.h"
 
+#include <string_view>
 #include <unordered_map>
 
 #include "ir/attribute_text.h"
@@ -8,12 +9,21 @@ namespace onnx_tv::check {
 
 namespace {
 
+// A value of one program (-1: the spec) by name; the names are the graphs' and the stage's
+// own, which outlive the writer. Hashed: a stage's text looks one up per input it writes.
+using ValueRef = std::pair<int64_t, std::string_view>;
+struct ValueRefHash {
+  size_t operator()(const ValueRef& v) const {
+    return std::hash<std::string_view>()(v.second) * 31 + size_t(v.first);
+  }
+};
+
 class KeyWriter {
  public:
   KeyWriter(const solver::Context& ctx, const StageKeyInputs& in, const StageUnits& units)
       : ctx_(ctx), in_(in), units_(units) {
     for (size_t k = 0; k < units.slots.size(); ++k)
-      local_.emplace(std::make_pair(units.slots[k].program, units.slots[k].name), k);
+      local_.emplace(ValueRef(units.slots[k].program, units.slots[k].name), k);
   }
 
   StageKey write() {
@@ -75,10 +85,10 @@ class KeyWriter {
 
   std::string ref(int64_t program, const std::string& name) {
     if (name.empty()) return "-";
-    if (auto it = local_.find({program, name}); it != local_.end() && it->second < made_)
+    if (auto it = local_.find(ValueRef(program, name)); it != local_.end() && it->second < made_)
       return "L" + std::to_string(it->second);
-    auto [it, fresh] = external_index_.try_emplace({program, name}, external_.size());
-    if (fresh) external_.emplace_back(program, name);
+    auto [it, fresh] = external_index_.try_emplace(ValueRef(program, name), external_.size());
+    if (fresh) external_.emplace_back(program, std::string(name));
     return "E" + std::to_string(it->second);
   }
 
@@ -126,9 +136,9 @@ class KeyWriter {
   }
 
   std::string other(int64_t program, const std::string& name) {
-    if (auto it = local_.find({program, name}); it != local_.end() && it->second < made_)
+    if (auto it = local_.find(ValueRef(program, name)); it != local_.end() && it->second < made_)
       return "L" + std::to_string(it->second);
-    if (local_.count({program, name})) return "N";  // made later in this stage
+    if (local_.count(ValueRef(program, name))) return "N";  // made later in this stage
     const exec::Env& env = program < 0 ? in_.spec_env : in_.envs[size_t(program)];
     if (env.values.count(name)) return ref(program, name);
     return "X";  // made by a later stage
@@ -175,8 +185,8 @@ class KeyWriter {
   std::string out_;
   StageKey key_;
   size_t made_ = 0;  // outputs made so far: a read of a later one is from outside
-  std::map<std::pair<int64_t, std::string>, size_t> local_;
-  std::map<std::pair<int64_t, std::string>, size_t> external_index_;
+  std::unordered_map<ValueRef, size_t, ValueRefHash> local_;
+  std::unordered_map<ValueRef, size_t, ValueRefHash> external_index_;
   std::vector<std::pair<int64_t, std::string>> external_;
   std::unordered_map<int64_t, size_t> ranks_;
   std::unordered_map<solver::AtomId, size_t> atom_index_;
