@@ -477,8 +477,8 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
     // made of the plan known were made from it the same way, before it was let go.
     std::optional<reduce::MicroBatchCut> c;
     std::string why_not;
-    if (const auto* made = known.cut(fewer.micro_batch_count)) {
-      c = *made;
+    if (auto made = known.take_cut(fewer.micro_batch_count)) {
+      c = std::move(*made);
       why_not = known.micro_batches->why_not;
     } else {
       // The known plan is read, not copied: the cut links its own.
@@ -610,9 +610,9 @@ void run_pipeline(CheckResult& res, const std::string& spec_path, const std::str
       micro = choose_micro_batches(first, first_linked ? *first_linked : *full_linked, kept);
     // The instances with the first one's ranks need its plan only cut to their micro-batches:
     // cut now, the plan of every micro-batch is let go before the grid runs.
-    std::map<int64_t, std::optional<reduce::MicroBatchCut>> cuts;
+    MadeCuts cuts;
     if (first_linked && micro && micro->count) {
-      cuts = cut_first(first, *first_linked, *micro, options.spread);
+      cuts.put(cut_first(first, *first_linked, *micro, options.spread));
       first_linked.reset();
     }
     const exec::LinkedPlan* linked = first_linked ? &*first_linked

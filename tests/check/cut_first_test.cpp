@@ -1,6 +1,7 @@
 // cut_first: the first instance's plan is cut, before the grid runs, to the micro-batch counts
 // of exactly the instances with its ranks that this process proves, each cut as an instance
-// would cut it itself; the plan of every micro-batch is then let go.
+// would cut it itself; the plan of every micro-batch is then let go. Each cut goes to one
+// instance (MadeCuts), and an instance whose cut is gone cuts its own.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -8,8 +9,11 @@
 #include <set>
 #include <string>
 
+#include "check/bindings.h"
+#include "check/instance.h"
 #include "check/prove_grid.h"
 #include "exec/linker.h"
+#include "frontend/model_loader.h"
 #include "frontend/plan.h"
 #include "reduce/mesh_axes.h"
 #include "reduce/micro_batches.h"
@@ -23,6 +27,7 @@ struct First {
   reduce::FewerRanks fewer;
   exec::LinkedPlan linked;
   reduce::MicroBatches mb;
+  std::string dir;  // spec.onnx and plan/
 };
 
 // tools/zoo/generate.py --small-plan dp4_pp2_mb4: data-parallel ranks shrink to 2 and 3, the
@@ -37,7 +42,7 @@ First first_of_small_plan() {
                           dir.string() + " > /dev/null 2>&1";
   EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
   const ir::Plan full = frontend::load_plan((dir / "plan").string());
-  First f{reduce::choose_fewer_ranks(full, reduce::KeptWhole{}), {}, {}};
+  First f{reduce::choose_fewer_ranks(full, reduce::KeptWhole{}), {}, {}, dir.string()};
   f.linked = exec::link_plan(f.fewer.plan);
   f.mb = reduce::find_micro_batches(f.fewer.plan, f.linked);
   f.fewer.micro_batches = f.mb.count;
@@ -88,6 +93,48 @@ TEST(CutFirst, CutsOnlyWhatThisProcessProves) {
     s.processes = 3;
     EXPECT_EQ(counts(cut_first(f.fewer, f.linked, f.mb, s)), want3[size_t(p)]) << p;
   }
+}
+
+TEST(CutFirst, EachCutIsTakenOnce) {
+  const First f = first_of_small_plan();
+  MadeCuts made;
+  made.put(cut_first(f.fewer, f.linked, f.mb, CheckOptions::Spread{}));
+  const Known known{nullptr, &f.mb, &made};
+  auto two = known.take_cut(2);
+  ASSERT_TRUE(two.has_value());
+  ASSERT_TRUE(two->has_value());
+  EXPECT_FALSE(known.take_cut(2).has_value()) << "a cut given twice";
+  EXPECT_TRUE(known.take_cut(3).has_value());
+  EXPECT_FALSE(known.take_cut(4).has_value()) << "no instance keeps 4 of 4 micro-batches";
+  EXPECT_FALSE(Known{}.take_cut(2).has_value());
+}
+
+// An instance proven again after its cut was taken (alone, after running out of memory beside
+// another) cuts the plan itself, and proves what it proved with the cut.
+TEST(CutFirst, AnInstanceWhoseCutIsTakenCutsItsOwn) {
+  First f = first_of_small_plan();
+  const ir::Graph spec = frontend::load_model(f.dir + "/spec.onnx");
+  const ir::Plan full = frontend::load_plan(f.dir + "/plan");
+  const BoundPlan bound = resolve_bindings(spec, full, 0);
+  MadeCuts made;
+  made.put(cut_first(f.fewer, f.linked, f.mb, CheckOptions::Spread{}));
+  const Known known{nullptr, &f.mb, &made};
+  CheckOptions options;
+  options.jobs = 1;
+  std::vector<int64_t> rank_nodes;  // of the instance proven: 2 of the 4 bodies each time
+  for (const char* turn : {"with the cut", "with the cut taken"}) {
+    CheckResult res;
+    reduce::KeptWhole kept;
+    EXPECT_EQ(try_instance(res, options, spec, f.fewer, known, bound, kept), Tried::Done) << turn;
+    EXPECT_EQ(res.verdict, Verdict::Equivalent) << turn << ": " << res.message;
+    rank_nodes.push_back(res.stats.rank_nodes);
+  }
+  EXPECT_GT(rank_nodes[0], 0);
+  EXPECT_EQ(rank_nodes[0], rank_nodes[1]);
+  int64_t uncut = 0;
+  for (int64_t r = 0; r < f.fewer.plan.world_size; ++r)
+    uncut += int64_t(f.fewer.plan.program_of(r).nodes.size());
+  EXPECT_LT(rank_nodes[0], uncut) << "the instance kept every micro-batch";
 }
 
 }  // namespace
