@@ -44,14 +44,22 @@ std::optional<size_t> common_term(solver::Context& ctx, const std::vector<const 
     std::vector<solver::Value> vs;
     for (const auto* t : ins) vs.push_back(t->data[e]);
     if (solver::share_a_monomial(ctx, vs)) return e;
-    std::vector<solver::Value> expanded;
+    // Expanded one addend at a time, stopping where no monomial is common to those so far (or
+    // one does not expand within the budget): a monomial every addend holds is in the first
+    // two, so the rest need not be expanded (their expansions were most of this guard's
+    // memory, kept in the context's tables, with eight ranks or more).
+    solver::CommonTerms common(ctx, false);
+    bool all = true, changed = false;
     for (solver::Value v : vs) {
       const std::optional<solver::Value> x =
           v.is_finite() ? ctx.expand_definitions(v, kGuardExpansion) : std::optional(v);
-      if (!x) break;
-      expanded.push_back(*x);
+      if (!x || !common.add(*x)) {
+        all = false;
+        break;
+      }
+      changed |= *x != v;
     }
-    if (expanded.size() == vs.size() && expanded != vs && solver::share_a_monomial(ctx, expanded)) return e;
+    if (all && changed) return e;
     if (form.is_built_form() || !form.may_share(ctx, vs)) continue;
     std::vector<solver::Value> proven;
     for (solver::Value v : vs) {
