@@ -193,13 +193,10 @@ class Linker {
       check_memory(memory_bytes_, phase);
       for (const auto& m : steps_[s].members) step_of[m.rank][m.node_index] = s;
     }
-    // Each step's users, one array for all (a step's own vector was an allocation per step,
-    // and there are millions): edges (dependency, user), then grouped by dependency.
-    std::vector<size_t> pending(steps_.size(), 0);
-    std::vector<std::pair<size_t, size_t>> edges;
-    edges.reserve(steps_.size() * 2);
-    std::vector<size_t> deps;
-    for (size_t s = 0; s < steps_.size(); ++s) {
+    // Each step's users, in one array for all, grouped by step (a vector per step was an
+    // allocation per step, and there are millions): a first pass counts them, a second places
+    // them, each finding a step's dependencies again rather than holding every edge at once.
+    auto dependencies = [&](size_t s, std::vector<size_t>& deps) {
       check_memory(memory_bytes_, phase);
       deps.clear();
       for (const auto& m : steps_[s].members)
@@ -208,41 +205,66 @@ class Linker {
             if (const size_t d = step_of[m.rank][j]; d != s) deps.push_back(d);
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-      for (size_t d : deps) edges.emplace_back(d, s);
+    };
+    std::vector<size_t> pending(steps_.size(), 0), first_user(steps_.size() + 1, 0);
+    std::vector<size_t> deps;
+    for (size_t s = 0; s < steps_.size(); ++s) {
+      dependencies(s, deps);
+      for (size_t d : deps) ++first_user[d + 1];
       pending[s] = deps.size();
     }
-    std::vector<size_t> first_user(steps_.size() + 1, 0), users(edges.size());
-    for (const auto& e : edges) ++first_user[e.first + 1];
     for (size_t s = 0; s < steps_.size(); ++s) first_user[s + 1] += first_user[s];
+    std::vector<size_t> users(first_user.back());
     {
       std::vector<size_t> at(first_user.begin(), first_user.end() - 1);
-      for (const auto& e : edges) users[at[e.first]++] = e.second;  // users in step order
+      for (size_t s = 0; s < steps_.size(); ++s) {
+        dependencies(s, deps);
+        for (size_t d : deps) users[at[d]++] = s;  // users in step order
+      }
     }
-    edges = {};
+    step_of = {};
     // Lowest step index first keeps rank-local file order where dataflow allows.
     std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
     for (size_t s = 0; s < steps_.size(); ++s)
       if (!pending[s]) ready.push(s);
-    LinkedPlan out;
-    out.steps.reserve(steps_.size());
-    std::vector<bool> done(steps_.size(), false);
+    std::vector<size_t> order;  // the steps in the order they run
+    order.reserve(steps_.size());
     while (!ready.empty()) {
       size_t s = ready.top();
       ready.pop();
-      done[s] = true;
-      out.steps.push_back(std::move(steps_[s]));
+      order.push_back(s);
       for (size_t k = first_user[s]; k < first_user[s + 1]; ++k)
         if (--pending[users[k]] == 0) ready.push(users[k]);
     }
-    if (out.steps.size() != steps_.size()) {
+    if (order.size() != steps_.size()) {
       for (size_t s = 0; s < steps_.size(); ++s) {
-        if (done[s]) continue;
-        const auto& m = steps_[s].members[0];  // not moved: never scheduled
+        if (pending[s] == 0) continue;  // scheduled
+        const auto& m = steps_[s].members[0];
         throw InputError("the plan's dataflow has a cycle across ranks through " +
                          where(plan_, m.rank, m.node_index) +
                          ": no order of execution can satisfy it");
       }
     }
+    users = {};
+    first_user = {};
+    // The steps put in that order where they are, one cycle of the permutation at a time (a
+    // second array of steps would double the peak of linking a large plan).
+    std::vector<bool> placed(steps_.size(), false);
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      if (placed[i]) continue;
+      Step held = std::move(steps_[i]);
+      size_t at = i;
+      for (;;) {
+        placed[at] = true;
+        const size_t from = order[at];
+        if (from == i) break;
+        steps_[at] = std::move(steps_[from]);
+        at = from;
+      }
+      steps_[at] = std::move(held);
+    }
+    LinkedPlan out;
+    out.steps = std::move(steps_);
     for (const auto& s : out.steps) {
       out.collectives += s.kind == Step::Kind::Collective;
       out.p2p += s.kind == Step::Kind::P2P;
