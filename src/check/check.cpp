@@ -464,11 +464,11 @@ std::optional<reduce::MicroBatchCut> cut_to_count(const ir::Plan& plan,
 // Reduces and proves the instance holding the ranks `fewer` kept; `res` gets its result.
 Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Graph& full_spec,
                    const reduce::FewerRanks& fewer, const Known& known,
-                   const BoundPlan& full_bound, reduce::KeptWhole& kept) {
+                   const FullBound& full_bound, reduce::KeptWhole& kept) {
   const bool all = fewer.axes.empty();
   ir::Graph spec = full_spec;
   ir::Plan plan = fewer.plan;
-  BoundPlan bound = all && !fewer.micro_batch_count ? full_bound : BoundPlan{};
+  BoundPlan bound = all && !fewer.micro_batch_count ? full_bound.get() : BoundPlan{};
   Totals totals;
   std::optional<reduce::FewerRanks> cut;  // with fewer micro-batches: the bodies kept
   std::optional<exec::LinkedPlan> own;    // the plan linked here, when not the one known
@@ -587,7 +587,7 @@ void run_pipeline(CheckResult& res, const std::string& spec_path, const std::str
   const ir::Plan full_plan = frontend::load_plan(shards_dir, memory);
   ir::check_well_formed(full_spec);
   for (const auto& g : full_plan.programs) ir::check_well_formed(*g);
-  const BoundPlan full_bound = resolve_bindings(full_spec, full_plan, memory);
+  FullBound full_bound(full_spec, full_plan, memory);
   report(options, "load", 1, 1);
   // Mesh axes whose ranks are interchangeable are proven with 2 and with 3 ranks, every
   // combination over the axes (reduce/mesh_axes.h); a plan of thousands of ranks is then never
@@ -608,6 +608,8 @@ void run_pipeline(CheckResult& res, const std::string& spec_path, const std::str
     std::optional<reduce::MicroBatches> micro;
     if (options.reduce)
       micro = choose_micro_batches(first, first_linked ? *first_linked : *full_linked, kept);
+    // Every instance of this grid resolves the bindings of the ranks and bodies it keeps.
+    if (!first.axes.empty() || first.micro_batch_count) full_bound.let_go();
     // The instances with the first one's ranks need its plan only cut to their micro-batches:
     // cut now, the plan of every micro-batch is let go before the grid runs.
     MadeCuts cuts;

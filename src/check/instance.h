@@ -9,6 +9,7 @@
 
 #include "check/bindings.h"
 #include "check/check.h"
+#include "check/full_bound.h"
 #include "exec/executor.h"
 #include "exec/linker.h"
 #include "reduce/micro_batches.h"
@@ -79,6 +80,6 @@ std::optional<reduce::MicroBatchCut> cut_to_count(const ir::Plan& plan,
 // Again: the instance asks for another choice of ranks, its reasons added to `kept`.
 Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Graph& full_spec,
                    const reduce::FewerRanks& fewer, const Known& known,
-                   const BoundPlan& full_bound, reduce::KeptWhole& kept);
+                   const FullBound& full_bound, reduce::KeptWhole& kept);
 
 }  // namespace onnx_tv::check

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "check/full_bound.h"
 #include "check/instance.h"
 
 namespace onnx_tv::check {
@@ -16,7 +17,7 @@ namespace onnx_tv::check {
 struct FullPlan {
   const ir::Graph& spec;
   const ir::Plan& plan;
-  const BoundPlan& bound;
+  const FullBound& bound;
   Known first;  // what is known of the first instance's plan (the full plan when no axis shrinks)
 };
 

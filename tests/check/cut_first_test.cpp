@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "check/bindings.h"
+#include "check/full_bound.h"
 #include "check/instance.h"
 #include "check/prove_grid.h"
 #include "exec/linker.h"
@@ -115,7 +115,7 @@ TEST(CutFirst, AnInstanceWhoseCutIsTakenCutsItsOwn) {
   First f = first_of_small_plan();
   const ir::Graph spec = frontend::load_model(f.dir + "/spec.onnx");
   const ir::Plan full = frontend::load_plan(f.dir + "/plan");
-  const BoundPlan bound = resolve_bindings(spec, full, 0);
+  const FullBound bound(spec, full, 0);
   MadeCuts made;
   made.put(cut_first(f.fewer, f.linked, f.mb, CheckOptions::Spread{}));
   const Known known{nullptr, &f.mb, &made};
