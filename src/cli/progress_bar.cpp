@@ -34,7 +34,11 @@ std::string progress_line(const check::Progress& p, double seconds) {
   std::string line = buf;
   if (seconds >= kSettleSeconds && p.done > 0 && p.done < p.total) {
     const double rate = double(p.done) / seconds;
-    std::snprintf(buf, sizeof buf, "  %.0f/s  ~%s left", rate,
+    // Slow units (instances of a grid, each tens of seconds) by their time each: a rate under
+    // one a second reads "0/s".
+    const std::string pace =
+        rate >= 1 ? std::to_string(std::lround(rate)) + "/s" : duration(1 / rate) + " each";
+    std::snprintf(buf, sizeof buf, "  %s  ~%s left", pace.c_str(),
                   duration(double(p.total - p.done) / rate).c_str());
     line += buf;
   }

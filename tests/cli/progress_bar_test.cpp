@@ -18,6 +18,13 @@ TEST(ProgressLine, AddsRateAndTimeLeftOnceThePhaseHasRunAWhile) {
   EXPECT_NE(progress_line({"plan", 1, 4000}, 2.0).find("~2h13m left"), std::string::npos);
 }
 
+TEST(ProgressLine, SlowUnitsAreTimedEach) {
+  // 1 of 4 instances in 20 s: 20 s each, 3 left take a minute.
+  EXPECT_EQ(progress_line({"instances", 1, 4}, 20.0),
+            "instances [#######.......................] 1/4  20s each  ~1m00s left");
+  EXPECT_NE(progress_line({"plan", 2, 10}, 3.0).find("  2s each  ~12s left"), std::string::npos);
+}
+
 TEST(ProgressLine, NoEstimateBeforeItSettlesNorWhenDoneNorWithoutProgress) {
   EXPECT_EQ(progress_line({"plan", 100, 400}, 0.5).find("left"), std::string::npos);
   EXPECT_EQ(progress_line({"plan", 400, 400}, 9.0).find("left"), std::string::npos);
