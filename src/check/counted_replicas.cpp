@@ -45,9 +45,8 @@ std::optional<size_t> common_term(solver::Context& ctx, const std::vector<const 
     for (const auto* t : ins) vs.push_back(t->data[e]);
     if (solver::share_a_monomial(ctx, vs)) return e;
     // Expanded one addend at a time, stopping where no monomial is common to those so far (or
-    // one does not expand within the budget): a monomial every addend holds is in the first
-    // two, so the rest need not be expanded (their expansions were most of this guard's
-    // memory, kept in the context's tables, with eight ranks or more).
+    // one does not expand within the budget): no later addend can make one common again, so
+    // the rest need not be expanded (expansions stay in the context's tables until it ends).
     solver::CommonTerms common(ctx, false);
     bool all = true, changed = false;
     for (solver::Value v : vs) {

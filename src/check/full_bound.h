@@ -1,9 +1,9 @@
 #pragma once
 // The full plan's bindings resolved. They are resolved as the plan is read, so a binding's
 // error is the plan's whatever ranks the instances keep; then, once the instances are known
-// to keep fewer ranks or micro-batches (each resolves its own), they are let go: a plan of
-// hundreds of ranks holds hundreds of thousands of them (0.45 GB at 405B). An instance that
-// keeps every rank and micro-batch resolves them again, once.
+// to keep fewer ranks or micro-batches (each resolves its own), they are let go: a binding
+// per rank, over a million at 405B. An instance that keeps every rank and micro-batch
+// resolves them again, once.
 #include <mutex>
 #include <optional>
 

@@ -30,7 +30,8 @@ enum class Tried { Done, Again };
 // where the bodies did not cut). Each goes to the one instance keeping its count, moved, not
 // copied, so it is let go as that instance ends instead of staying while the grid runs.
 // Threads take different counts; an instance proven again (alone, after running out of
-// memory beside another) finds its cut taken and cuts its own.
+// memory beside another) finds its cut taken and links and cuts the plan itself, as it would
+// with nothing known.
 class MadeCuts {
  public:
   using Cut = std::optional<reduce::MicroBatchCut>;
