@@ -222,7 +222,7 @@ class Linker {
         for (size_t d : deps) users[at[d]++] = s;  // users in step order
       }
     }
-    step_of = {};
+    std::vector<std::vector<size_t>>().swap(step_of);
     // Lowest step index first keeps rank-local file order where dataflow allows.
     std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
     for (size_t s = 0; s < steps_.size(); ++s)
@@ -245,8 +245,8 @@ class Linker {
                          ": no order of execution can satisfy it");
       }
     }
-    users = {};
-    first_user = {};
+    std::vector<size_t>().swap(users);  // freed, not only emptied
+    std::vector<size_t>().swap(first_user);
     // The steps put in that order where they are, one cycle of the permutation at a time (a
     // second array of steps would double the peak of linking a large plan).
     std::vector<bool> placed(steps_.size(), false);
