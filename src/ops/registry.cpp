@@ -1,9 +1,7 @@
 #include "ops/registry.h"
 
 #include <algorithm>
-#include <map>
 #include <string_view>
-#include <tuple>
 #include <unordered_map>
 
 #include "ops/infer_shapes.h"
@@ -18,12 +16,9 @@ std::string_view canonical_domain(std::string_view d) { return d == "ai.onnx" ? 
 
 struct Table {
   std::vector<OpSchema> defs;
-  // (domain, op_type) -> defs sorted by since_version.
-  std::map<std::pair<std::string, std::string>, std::vector<const OpSchema*>> by_name;
-  // op_type -> (domain, its defs) for by_name's entries: a lookup per node and rank at scale
-  // (millions), so one hash of a view and no string built.
-  std::unordered_map<std::string_view, std::vector<std::pair<std::string_view,
-                                                             const std::vector<const OpSchema*>*>>>
+  // op_type -> (domain, its defs sorted by since_version): looked up once per node and rank
+  // (millions at scale) by the node's own op_type, with no key built.
+  std::unordered_map<std::string, std::vector<std::pair<std::string, std::vector<const OpSchema*>>>>
       by_op;
 
   Table() {
@@ -36,14 +31,19 @@ struct Table {
     detail::add_logic_ops(defs);
     detail::add_index_ops(defs);
     detail::add_select_ops(defs);
-    for (const OpSchema& d : defs)
-      by_name[{std::string(canonical_domain(d.domain)), d.op_type}].push_back(&d);
-    for (auto& [key, v] : by_name) {
-      std::sort(v.begin(), v.end(), [](const OpSchema* a, const OpSchema* b) {
-        return a->since_version < b->since_version;
-      });
-      by_op[key.second].emplace_back(key.first, &v);  // views of by_name's keys, which stay
+    for (const OpSchema& d : defs) {
+      auto& domains = by_op[d.op_type];
+      const std::string_view dom = canonical_domain(d.domain);
+      auto it = std::find_if(domains.begin(), domains.end(),
+                             [&](const auto& e) { return e.first == dom; });
+      if (it == domains.end()) it = domains.insert(domains.end(), {std::string(dom), {}});
+      it->second.push_back(&d);
     }
+    for (auto& [op, domains] : by_op)
+      for (auto& [dom, v] : domains)
+        std::sort(v.begin(), v.end(), [](const OpSchema* a, const OpSchema* b) {
+          return a->since_version < b->since_version;
+        });
   }
 };
 
@@ -91,13 +91,13 @@ InputInfos input_infos(solver::Context& ctx, const OpSchema& s,
 
 const OpSchema* find_op(const std::string& domain, const std::string& op_type, int opset) {
   const Table& t = table();
-  auto it = t.by_op.find(std::string_view(op_type));
+  auto it = t.by_op.find(op_type);
   if (it == t.by_op.end()) return nullptr;
   const std::string_view want = canonical_domain(domain);
   for (const auto& [dom, defs] : it->second) {
     if (dom != want) continue;
     const OpSchema* best = nullptr;
-    for (const OpSchema* d : *defs)
+    for (const OpSchema* d : defs)
       if (d->since_version <= opset) best = d;
     return best;
   }

@@ -65,8 +65,8 @@ Outcome run_check(const std::string& spec, const std::string& shards,
 }
 
 py::dict check_binding(const py::bytes& spec, const py::bytes& shards, bool reduce, bool stages,
-                       bool reuse, bool fold, uint64_t seed, int64_t max_elements, size_t max_memory, int jobs,
-                       py::object progress) {
+                       bool reuse, bool fold, uint64_t seed, int64_t max_elements,
+                       size_t max_memory, int jobs, py::object progress) {
   ProgressRelay relay(std::move(progress));
   check::CheckOptions options;
   options.reduce = reduce;
