@@ -473,22 +473,32 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
   std::optional<reduce::FewerRanks> cut;  // with fewer micro-batches: the bodies kept
   std::optional<exec::LinkedPlan> own;    // the plan linked here, when not the one known
   if (fewer.micro_batch_count) {
-    // Found on this instance's ranks: each instance proves only what it checked. The cuts
-    // made of the plan known were made from it the same way, before it was let go.
-    std::optional<reduce::MicroBatchCut> c;
-    std::string why_not;
-    if (auto made = known.take_cut(fewer.micro_batch_count)) {
-      c = std::move(*made);
-      why_not = known.micro_batches->why_not;
-    } else {
+    // Found on this instance's ranks: each instance proves only what it checked. Instances
+    // with the same ranks share one plan of every micro-batch, linked once, its bodies found
+    // once, and cut to each of their counts the same way (check/made_cuts.h).
+    auto make = [&](const std::vector<int64_t>& counts) {
       // The known plan is read, not copied: the cut links its own.
-      if (!known.linked) own = exec::link_plan(plan, run_limits(options).memory_bytes);
-      const exec::LinkedPlan& whole = known.linked ? *known.linked : *own;
+      std::optional<exec::LinkedPlan> whole_own;
+      if (!known.linked) whole_own = exec::link_plan(plan, run_limits(options).memory_bytes);
+      const exec::LinkedPlan& whole = known.linked ? *known.linked : *whole_own;
       const reduce::MicroBatches mb = known.micro_batches ? *known.micro_batches
                                                           : reduce::find_micro_batches(plan, whole);
-      why_not = mb.why_not;
-      c = cut_to_count(plan, whole, mb, fewer.micro_batches, fewer.micro_batch_count);
+      MadeCuts::Made made;
+      made.why_not = mb.why_not;
+      for (int64_t n : counts) made.cuts[n] = cut_to_count(plan, whole, mb, fewer.micro_batches, n);
+      return made;
+    };
+    std::optional<reduce::MicroBatchCut> c;
+    std::string why_not;
+    std::optional<MadeCuts::Cut> made;
+    if (known.cuts)
+      made = known.cuts->take(MadeCuts::ranks_of(fewer), fewer.micro_batch_count, make, why_not);
+    if (!made) {
+      MadeCuts::Made mine = make({fewer.micro_batch_count});
+      made = std::move(mine.cuts[fewer.micro_batch_count]);
+      why_not = mine.why_not;
     }
+    c = std::move(*made);
     if (!c) {
       kept.micro_batches =
           why_not.empty() ? "the bodies kept do not pair as in the full plan" : why_not;
@@ -612,16 +622,17 @@ void run_pipeline(CheckResult& res, const std::string& spec_path, const std::str
     if (!first.axes.empty() || first.micro_batch_count) full_bound.let_go();
     // The instances with the first one's ranks need its plan only cut to their micro-batches:
     // cut now, the plan of every micro-batch is let go before the grid runs.
-    MadeCuts cuts;
+    MadeCuts cuts(first, options.spread);
     if (first_linked && micro && micro->count) {
-      cuts.put(cut_first(first, *first_linked, *micro, options.spread));
+      cuts.put(MadeCuts::ranks_of(first),
+               {cut_first(first, *first_linked, *micro, options.spread), micro->why_not});
       first_linked.reset();
     }
     const exec::LinkedPlan* linked = first_linked ? &*first_linked
                                      : first.axes.empty() ? &*full_linked
                                                           : nullptr;
     const FullPlan full{full_spec, full_plan, full_bound,
-                        Known{linked, micro ? &*micro : nullptr, linked ? nullptr : &cuts}};
+                        Known{linked, micro ? &*micro : nullptr, &cuts}};
     if (auto decided = prove_grid(res, options, full, first, kept, res.warnings, proven)) {
       res = std::move(*decided);
       res.stats.processes = int64_t(proven.size());

@@ -2,14 +2,13 @@
 // Proving one instance of a plan (one choice of ranks and micro-batches kept): reduced, then
 // proven stage-wise or whole (check.cpp). Private to src/check, shared with prove_grid.cpp.
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "check/bindings.h"
 #include "check/check.h"
 #include "check/full_bound.h"
+#include "check/made_cuts.h"
 #include "exec/executor.h"
 #include "exec/linker.h"
 #include "reduce/micro_batches.h"
@@ -26,47 +25,15 @@ exec::RunLimits run_limits(const CheckOptions& o);
 // What proving one instance came to: a result, or a reason to choose the ranks again.
 enum class Tried { Done, Again };
 
-// Cuts made ahead of the instances (cut_first), one per count of micro-batches kept (nullopt
-// where the bodies did not cut). Each goes to the one instance keeping its count, moved, not
-// copied, so it is let go as that instance ends instead of staying while the grid runs.
-// Threads take different counts; an instance proven again (alone, after running out of
-// memory beside another) finds its cut taken and links and cuts the plan itself, as it would
-// with nothing known.
-class MadeCuts {
- public:
-  using Cut = std::optional<reduce::MicroBatchCut>;
-  // Before any instance runs (no lock).
-  void put(std::map<int64_t, Cut> cuts) { cuts_ = std::move(cuts); }
-
-  // The cut for `count`, moved out; nullopt when none was made or it was taken.
-  std::optional<Cut> take(int64_t count) {
-    std::lock_guard<std::mutex> hold(lock_);
-    auto it = cuts_.find(count);
-    if (it == cuts_.end()) return std::nullopt;
-    std::optional<Cut> out(std::move(it->second));
-    cuts_.erase(it);
-    return out;
-  }
-
- private:
-  std::mutex lock_;
-  std::map<int64_t, Cut> cuts_;
-};
-
 // What choosing found on the plan of an instance already (linked, its micro-batches), so the
-// instance does not find it again; null where nothing was.
-// With `cuts`, the plan was cut to each count of micro-batches kept from `linked` and
-// `micro_batches`, and `linked` may be null: the cuts are much smaller than the plan of every
-// micro-batch, which need not stay alive while the grid runs.
+// instance does not find it again; null where nothing was. `cuts`, shared by the grid's
+// instances, holds the cuts to fewer micro-batches made for each choice of ranks (made ahead
+// for the first instance's ranks, whose plan of every micro-batch need not then stay alive
+// while the grid runs: `linked` is null).
 struct Known {
   const exec::LinkedPlan* linked = nullptr;
   const reduce::MicroBatches* micro_batches = nullptr;
   MadeCuts* cuts = nullptr;
-
-  // The cut made for `count` micro-batches, taken; nullopt when none is left.
-  std::optional<MadeCuts::Cut> take_cut(int64_t count) const {
-    return cuts ? cuts->take(count) : std::nullopt;
-  }
 };
 
 // `plan` (linked as `linked`) cut to `count` micro-batches from the bodies `mb` found on it;

@@ -30,15 +30,9 @@ std::map<int64_t, std::optional<reduce::MicroBatchCut>> cut_first(
     const reduce::FewerRanks& first, const exec::LinkedPlan& linked,
     const reduce::MicroBatches& mb, const CheckOptions::Spread& spread) {
   std::map<int64_t, std::optional<reduce::MicroBatchCut>> cuts;
-  const auto grid = reduce::count_grid(first);
-  const size_t processes = size_t(std::max(1, spread.processes));
-  for (size_t k = size_t(spread.process); k < grid.size(); k += processes) {
-    if (!same_ranks(grid[k], grid[0])) continue;
-    auto n = grid[k].find(reduce::kMicroBatches);
-    if (n == grid[k].end() || cuts.count(n->second)) continue;
-    // As try_instance cuts: the bodies found on this plan, kept to the instance's count.
-    cuts[n->second] = cut_to_count(first.plan, linked, mb, first.micro_batches, n->second);
-  }
+  // As try_instance cuts: the bodies found on this plan, kept to the instance's count.
+  for (int64_t n : MadeCuts(first, spread).counts(MadeCuts::ranks_of(first)))
+    cuts[n] = cut_to_count(first.plan, linked, mb, first.micro_batches, n);
   return cuts;
 }
 
@@ -65,8 +59,10 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
       const reduce::FewerRanks fewer =
           k == 0 ? first : reduce::with_counts(full.plan, first, grid[k]);
       // An instance with the first one's ranks (2 on every axis; its micro-batches may
-      // differ) has its plan: what is known of that plan holds.
-      const Known known = same_ranks(grid[k], grid[0]) ? full.first : Known{};
+      // differ) has its plan: what is known of that plan holds. The cuts are every
+      // instance's to share.
+      const Known known =
+          same_ranks(grid[k], grid[0]) ? full.first : Known{nullptr, nullptr, full.first.cuts};
       tried[k] = try_instance(results[k], o, full.spec, fewer, known, full.bound, keeps[k]);
     } catch (const ResourceLimit&) {
       errors[k] = std::current_exception();
