@@ -478,14 +478,23 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
     // once, and cut to each of their counts the same way (check/made_cuts.h).
     auto make = [&](const std::vector<int64_t>& counts) {
       // The known plan is read, not copied: the cut links its own.
+      // Progress between the steps: an instance abandoned meanwhile (prove_grid.cpp) stops
+      // at the next.
       std::optional<exec::LinkedPlan> whole_own;
-      if (!known.linked) whole_own = exec::link_plan(plan, run_limits(options).memory_bytes);
+      if (!known.linked) {
+        report(options, "link", 0, 1);
+        whole_own = exec::link_plan(plan, run_limits(options).memory_bytes);
+      }
       const exec::LinkedPlan& whole = known.linked ? *known.linked : *whole_own;
+      report(options, "micro-batches", 0, int64_t(counts.size()) + 1);
       const reduce::MicroBatches mb = known.micro_batches ? *known.micro_batches
                                                           : reduce::find_micro_batches(plan, whole);
       MadeCuts::Made made;
       made.why_not = mb.why_not;
-      for (int64_t n : counts) made.cuts[n] = cut_to_count(plan, whole, mb, fewer.micro_batches, n);
+      for (size_t k = 0; k < counts.size(); ++k) {
+        report(options, "micro-batches", int64_t(k) + 1, int64_t(counts.size()) + 1);
+        made.cuts[counts[k]] = cut_to_count(plan, whole, mb, fewer.micro_batches, counts[k]);
+      }
       return made;
     };
     std::optional<reduce::MicroBatchCut> c;

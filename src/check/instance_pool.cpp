@@ -3,23 +3,34 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <string>
 
 #include <tbb/info.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
 
+#include "common/errors.h"
+
 namespace onnx_tv::check {
 
 void prove_instances(size_t count, int jobs, const std::function<InstanceEnd(size_t)>& prove,
                      const std::function<void(int64_t, int64_t)>& done,
-                     const std::function<void()>& settle) {
+                     const std::function<void()>& settle, const std::vector<size_t>& start,
+                     FirstDecider* shared) {
+  ONNX_TV_ASSERT(start.empty() || start.size() == count,
+                 "a start order of " + std::to_string(start.size()) + " instances for " +
+                     std::to_string(count));
   std::mutex lock;
-  std::atomic<size_t> next{0}, decided{count};  // the first decider in grid order so far
+  std::atomic<size_t> next{0};
+  FirstDecider own(count);
+  FirstDecider& decided = shared ? *shared : own;  // the first decider in grid order so far
   std::vector<char> beside(count, 0);  // ran while another did (not vector<bool>: threads)
   std::vector<size_t> running, again;
   int64_t finished = 0;
   auto worker = [&] {
-    for (size_t i; (i = next++) < count && i < decided.load();) {
+    for (size_t p; (p = next++) < count;) {
+      const size_t i = start.empty() ? p : start[p];
+      if (i >= decided.at()) continue;  // after a decider in grid order: not started
       {
         std::lock_guard<std::mutex> hold(lock);
         for (size_t r : running) beside[r] = 1;
@@ -33,7 +44,7 @@ void prove_instances(size_t count, int jobs, const std::function<InstanceEnd(siz
         again.push_back(i);
         continue;
       }
-      if (end != InstanceEnd::Continues) decided = std::min(decided.load(), i);
+      if (end != InstanceEnd::Continues) decided.lower(i);
       done(++finished, int64_t(count));
     }
   };
@@ -50,7 +61,7 @@ void prove_instances(size_t count, int jobs, const std::function<InstanceEnd(siz
   // Alone now, in grid order; every instance before each of them has ended for good.
   std::sort(again.begin(), again.end());
   for (size_t i : again) {
-    if (i >= decided.load()) break;
+    if (i >= decided.at()) break;
     if (settle) settle();
     const InstanceEnd end = prove(i);
     done(++finished, int64_t(count));

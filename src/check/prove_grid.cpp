@@ -48,6 +48,10 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
   // An instance's error is raised only where grid order reaches it, as in a sequential run.
   std::vector<std::exception_ptr> errors(grid.size());
   const reduce::KeptWhole kept_before = kept;
+  // The first instance in grid order known to decide, so far. One after it that is still
+  // running (started beside it) is abandoned at its next progress: its outcome cannot count.
+  FirstDecider decider(grid.size());
+  struct Abandoned {};
   auto one = [&](size_t k, const CheckOptions& o) {  // instance k from the start
     ran[k] = 1;
     results[k] = start;
@@ -64,6 +68,9 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
       const Known known =
           same_ranks(grid[k], grid[0]) ? full.first : Known{nullptr, nullptr, full.first.cuts};
       tried[k] = try_instance(results[k], o, full.spec, fewer, known, full.bound, keeps[k]);
+    } catch (const Abandoned&) {
+      ran[k] = 0;
+      return InstanceEnd::Continues;  // after the decider: nothing to say
     } catch (const ResourceLimit&) {
       errors[k] = std::current_exception();
       over_memory = true;
@@ -113,14 +120,33 @@ std::optional<CheckResult> prove_grid(const CheckResult& start, const CheckOptio
       for (int i = 0; i < 40 && limit && (memory_over_limit() || resident_bytes() > limit); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(25));
     };
+    // The first instance of each choice of ranks starts before the second of any: it makes
+    // the cuts its siblings take (check/made_cuts.h), which they would otherwise wait for
+    // while the other threads had nothing to do.
+    std::vector<size_t> start(mine.size());
+    std::vector<size_t> nth(mine.size(), 0);  // among the instances of its ranks before it
+    for (size_t i = 0; i < mine.size(); ++i) {
+      start[i] = i;
+      for (size_t j = 0; j < i; ++j) nth[i] += same_ranks(grid[mine[i]], grid[mine[j]]);
+    }
+    std::stable_sort(start.begin(), start.end(), [&](size_t a, size_t b) { return nth[a] < nth[b]; });
     report(options, "instances", 0, total);
+    auto started = [&](size_t i) {
+      const size_t k = mine[i];
+      CheckOptions o = quiet;
+      o.on_progress = [&, k](const Progress& p) {
+        if (decider.precedes(k)) throw Abandoned{};
+        if (quiet.on_progress) quiet.on_progress(p);
+      };
+      return one(k, o);
+    };
     prove_instances(
-        mine.size(), jobs, [&](size_t i) { return one(mine[i], quiet); },
+        mine.size(), jobs, started,
         [&](int64_t d, int64_t n) {
           std::lock_guard<std::mutex> hold(progress);
           report(options, "instances", done = d, n);
         },
-        settle);
+        settle, start, &decider);
   }
   proven.resize(size_t(processes), 0);
   if (processes > 1) {

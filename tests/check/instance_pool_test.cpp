@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -51,6 +52,60 @@ TEST(InstancePool, NothingAfterTheFirstDeciderStartsAlone) {
   prove_instances(4, 1, [&](size_t i) { fake.run(i); return i == 1 ? InstanceEnd::Decides : InstanceEnd::Continues; },
                   [](int64_t, int64_t) {});
   EXPECT_EQ(fake.starts, (std::vector<int>{1, 1, 0, 0}));
+}
+
+// Started in another order than the grid's, the first decider in grid order still decides:
+// every instance before it runs, none after it starts once it is known.
+TEST(InstancePool, AStartOrderKeepsTheGridOrderOfDeciding) {
+  std::vector<size_t> started;
+  auto prove = [&](size_t decider) {
+    return [&, decider](size_t i) {
+      started.push_back(i);
+      return i == decider ? InstanceEnd::Decides : InstanceEnd::Continues;
+    };
+  };
+  prove_instances(4, 1, prove(2), [](int64_t, int64_t) {}, {}, {0, 2, 1, 3});
+  EXPECT_EQ(started, (std::vector<size_t>{0, 2, 1}));
+  started.clear();
+  prove_instances(4, 1, prove(0), [](int64_t, int64_t) {}, {}, {2, 0, 1, 3});
+  EXPECT_EQ(started, (std::vector<size_t>{2, 0}));
+  started.clear();
+  prove_instances(4, 1, prove(9), [](int64_t, int64_t) {}, {}, {3, 1, 2, 0});
+  EXPECT_EQ(started, (std::vector<size_t>{3, 1, 2, 0}));
+}
+
+// An instance still running when one before it in grid order decides sees that it came after
+// the decider (prove_grid then abandons it); nothing after the decider starts.
+TEST(InstancePool, ARunningInstanceSeesAnEarlierDecider) {
+  FirstDecider decider(4);
+  std::atomic<bool> second_started{false}, saw{false};
+  std::vector<int> starts(4, 0);
+  std::mutex mu;
+  auto wait_for = [](const std::function<bool()>& done) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!done() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  };
+  prove_instances(
+      4, 2,
+      [&](size_t i) {
+        {
+          std::lock_guard<std::mutex> hold(mu);
+          ++starts[i];
+        }
+        if (i == 0) {  // decides once the other runs beside it
+          wait_for([&] { return second_started.load(); });
+          return InstanceEnd::Decides;
+        }
+        second_started = true;
+        wait_for([&] { return decider.precedes(i); });
+        saw = decider.precedes(i);
+        return InstanceEnd::Continues;
+      },
+      [](int64_t, int64_t) {}, {}, {}, &decider);
+  EXPECT_TRUE(saw.load());
+  EXPECT_EQ(decider.at(), 0u);
+  EXPECT_EQ(starts, (std::vector<int>{1, 1, 0, 0}));
 }
 
 // Over the memory limit only while another instance runs: proven again alone, and the check
