@@ -621,6 +621,11 @@ void run_pipeline(CheckResult& res, const std::string& spec_path, const std::str
     const size_t before = kept.measure();
     reduce::FewerRanks first = options.reduce ? reduce::choose_fewer_ranks(full_plan, kept)
                                               : reduce::all_ranks(full_plan);
+    if (options.reduce)
+      if (auto refused = reduce::refused_before_linking(first)) {
+        kept.mesh_axes[refused->axis] = refused->why;
+        continue;
+      }
     std::optional<exec::LinkedPlan> first_linked;  // first.plan linked, when it has fewer ranks
     if (first.axes.empty() && !full_linked) full_linked = exec::link_plan(full_plan, memory);
     if (!first.axes.empty()) first_linked = exec::link_plan(first.plan, memory);

@@ -12,9 +12,12 @@
 // count where every obligation has degree at most 1; elsewhere the count keeps its ranks.
 #include <algorithm>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
+#include "ir/comm_parse.h"
 #include "ops/registry.h"
+#include "reduce/mesh_axes.h"
 #include "reduce/micro_batches.h"
 #include "reduce/reduce_detail.h"
 
@@ -42,6 +45,10 @@ struct Degrees {
 class Walker {
  public:
   Walker(Inference& inf, std::vector<Var> counts) : inf_(inf), counts_(std::move(counts)) {}
+
+  // Walks values without dimensions (refused_before_linking): where a rule needs them to know
+  // a degree, it gives the least one.
+  void without_dims() { dimless_ = true; }
 
   size_t size() const { return counts_.size(); }
 
@@ -129,6 +136,7 @@ class Walker {
         std::optional<std::vector<int64_t>> e;
         if (dims.size() > 1 && dims[1] && dims[1]->concrete) e = integer_values(inf_, *dims[1]);
         if (deg(1, k) == 0 && deg(0, k) == 0) d = 0;
+        else if (dimless_ && deg(1, k) == 0 && !e) d = 0;  // an exponent of 0 gives that
         else if (deg(1, k) == 0 && e && e->size() == 1 && (*e)[0] >= 0)
           d = int(std::min<int64_t>(kUnbounded, int64_t(deg(0, k)) * (*e)[0]));
         else d = kUnbounded;
@@ -190,6 +198,7 @@ class Walker {
   }
 
   Inference& inf_;
+  bool dimless_ = false;
   std::vector<Var> counts_;
   std::vector<std::string> whys_;
 };
@@ -294,6 +303,71 @@ std::optional<KeepRanks> check_count_degrees(Inference& inf, const ir::Graph& sp
                                     count + (why.empty() ? std::string() : " (from " + why + ")") +
                                     ", so 2 and 3 do not prove every count",
                       mesh_axis[k] == SIZE_MAX};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<KeepRanks> refused_before_linking(const FewerRanks& fewer) {
+  const ir::Plan& plan = fewer.plan;
+  if (fewer.axes.empty() || !plan.mesh) return std::nullopt;
+  std::vector<int64_t> axis_of;  // per count: its mesh axis
+  for (const auto& a : fewer.axes) axis_of.push_back(plan.mesh->axis_index(a));
+  // No dimensions: a reduction or contraction along the count, and the exponent of a Pow,
+  // count nothing here, so every degree is at most the one inference would give.
+  Inference none;
+  Walker w(none, std::vector<Var>(axis_of.size(), 0));
+  w.without_dims();
+  std::vector<char> walked(plan.programs.size(), 0);
+  for (int64_t r = 0; r < plan.world_size; ++r) {
+    const size_t program = plan.rank_program[size_t(r)];
+    if (walked[program]) continue;  // one rank per file: its collectives span the same axes
+    walked[program] = 1;
+    ProgramDims prog;
+    prog.graph = &plan.program_of(r);
+    prog.label = "rank " + std::to_string(r) + " (" + prog.graph->file + ")";
+    const std::vector<int64_t> at = plan.mesh->coords(r);
+    std::unordered_map<std::string, Degrees> deg;
+    for (size_t i = 0; i < prog.graph->nodes.size(); ++i) {
+      const ir::Node& n = prog.graph->nodes[i];
+      Degrees d = w.zero();
+      if (!ir::is_comm_op(n)) {
+        d = w.node(prog, i, deg);
+      } else {
+        // What a Recv brings is another file's: degree 0 here, the least it can be. A
+        // collective's is at least this member's.
+        const ir::CommOp op = ir::parse_comm_op(plan, r, i);
+        if (auto it = deg.find(op.data_input); it != deg.end()) d = it->second;
+        const bool reduces =
+            op.kind == ir::CommKind::AllReduce || op.kind == ir::CommKind::ReduceScatter;
+        for (size_t k = 0; k < w.size() && reduces; ++k) {
+          bool spans = false;
+          for (int64_t m : op.group) spans |= plan.mesh->coords(m)[size_t(axis_of[k])] != at[size_t(axis_of[k])];
+          if (!spans) continue;
+          d.d[k] = op.reduce == ir::ReduceOp::Sum ? add(d.d[k], 1) : kUnbounded;
+          if (d.d[k] > 1 && d.why[k] < 0) d.why[k] = w.note(where(prog, i));
+        }
+      }
+      for (const auto& o : n.outputs)
+        if (!o.empty()) deg[o] = d;
+    }
+    std::set<std::string_view> outputs;
+    for (const auto& o : prog.graph->outputs) outputs.insert(o.name);
+    for (const ir::Binding& b : plan.bindings) {
+      if (b.rank != r || !outputs.count(b.value)) continue;
+      auto it = deg.find(b.value);
+      if (it == deg.end()) continue;
+      for (size_t k = 0; k < w.size(); ++k) {
+        const int dr = add(it->second.d[k], b.partial);
+        if (dr <= 1) continue;
+        const std::string why = w.why_text(it->second.why[k]);
+        return KeepRanks{fewer.axes[k],
+                         "output binding " + b.origin + " has degree " +
+                             (dr >= kUnbounded ? std::string("unbounded") : std::to_string(dr)) +
+                             " on the plan's side in its count of ranks" +
+                             (why.empty() ? std::string() : " (from " + why + ")") +
+                             ", so 2 and 3 do not prove every count (seen before linking)"};
+      }
     }
   }
   return std::nullopt;

@@ -69,4 +69,11 @@ struct KeepRanks {
   bool micro_batches = false;  // the count of micro-batches, not a mesh axis
 };
 
+// Before anything is linked: an axis of `fewer` whose count shape reduction would refuse (an
+// output of degree above 1 in it: count_degree.cpp), seen on one rank of each program file
+// alone. Every degree found this way is at most the one the whole instance gives (what another
+// rank sends counts 0, what needs dimensions counts nothing), so the axis refused here would be
+// refused there too, after linking, cutting and inferring the instance for nothing.
+std::optional<KeepRanks> refused_before_linking(const FewerRanks& fewer);
+
 }  // namespace onnx_tv::reduce

@@ -6,8 +6,6 @@
 // nothing and the count keeps its ranks (reduce/count_degree.cpp).
 #include <gtest/gtest.h>
 
-#include <mutex>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -16,6 +14,10 @@
 #include <vector>
 
 #include "check/check.h"
+#include "exec/linker.h"
+#include "frontend/model_loader.h"
+#include "frontend/plan.h"
+#include "reduce/reduce.h"
 #include "reduce/mesh_axes.h"
 #include "reduce/micro_batches.h"
 
@@ -109,6 +111,31 @@ TEST(CountGrid, ANormOfASumOverRanksKeepsThemAll) {
     said |= k.find("mesh axis 'tp' keeps its 4 ranks") != std::string::npos &&
             k.find("degree unbounded") != std::string::npos;
   EXPECT_TRUE(said) << "no reason given for keeping the TP ranks";
+}
+
+// Sequence parallelism: the norm after the reduce-scatter over TP ranks refuses their count
+// before anything is linked; the whole instance's inference refuses it as well (the mask
+// constant holding infinities ties the sequence to it), so nothing is lost by not linking.
+TEST(CountGrid, SequenceParallelRanksAreRefusedBeforeLinkingAndByInference) {
+  const fs::path dir = generate("", "tp4_sp_mb2");
+  const ir::Plan full = frontend::load_plan((dir / "plan").string());
+  const ir::Graph spec = frontend::load_model((dir / "spec.onnx").string());
+  const reduce::FewerRanks first = reduce::choose_fewer_ranks(full, {});
+  const auto before = reduce::refused_before_linking(first);
+  ASSERT_TRUE(before);
+  EXPECT_EQ(before->axis, "tp");
+  EXPECT_NE(before->why.find("seen before linking"), std::string::npos) << before->why;
+  const reduce::Outcome whole = reduce::reduce_plan(spec, first, exec::link_plan(first.plan));
+  ASSERT_TRUE(whole.keep_ranks);
+  EXPECT_EQ(whole.keep_ranks->axis, "tp");
+  EXPECT_NE(whole.keep_ranks->why.find("constant"), std::string::npos) << whole.keep_ranks->why;
+  // The check says the first reason.
+  const check::CheckResult r =
+      check::run((dir / "spec.onnx").string(), (dir / "plan").string(), check::CheckOptions{});
+  EXPECT_EQ(r.verdict, check::Verdict::Equivalent) << r.message;
+  bool said = false;
+  for (const auto& k : r.reduction.kept_full) said |= k.find("seen before linking") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 TEST(CountGrid, MicroBatchesAreOneMoreCount) {

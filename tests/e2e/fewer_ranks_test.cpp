@@ -65,14 +65,15 @@ TEST(FewerRanks, CorrectPlansProveWithTwoAndThreeRanksPerAxis) {
   }
 }
 
-// Axes whose count inference cannot keep whole keep all their ranks, with the reason, and the
-// check goes on: sequence parallelism ties the sequence to a mask constant holding
-// infinities; ZeRO-2 scatters the hidden size that heads split another way.
+// Axes whose count cannot shrink keep all their ranks, with the reason, and the check goes
+// on: under sequence parallelism a norm reads the reduce-scattered sum over TP ranks, seen
+// before linking (and inference would refuse it too: tests/check/count_grid_test.cpp);
+// ZeRO-2 scatters the hidden size that heads split another way, which inference refuses.
 TEST(FewerRanks, AxesInferenceRefusesKeepTheirRanks) {
   const struct {
     const char* plan;
     const char* why;
-  } cases[] = {{"tp4_sp_mb2", "mesh axis 'tp' keeps its 4 ranks: constant"},
+  } cases[] = {{"tp4_sp_mb2", "mesh axis 'tp' keeps its 4 ranks: output binding"},
                {"dp4_zero2_mb2", "mesh axis 'dp' keeps its 4 ranks: another dimension splits"}};
   for (const auto& c : cases) {
     const json r = check(generate(c.plan));
