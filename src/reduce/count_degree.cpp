@@ -321,7 +321,9 @@ std::optional<KeepRanks> refused_before_linking(const FewerRanks& fewer) {
   std::vector<char> walked(plan.programs.size(), 0);
   for (int64_t r = 0; r < plan.world_size; ++r) {
     const size_t program = plan.rank_program[size_t(r)];
-    if (walked[program]) continue;  // one rank per file: its collectives span the same axes
+    // One rank per file: its own bindings are judged on its own walk, which is all the
+    // bound needs; the other ranks of the file are left to the instance.
+    if (walked[program]) continue;
     walked[program] = 1;
     ProgramDims prog;
     prog.graph = &plan.program_of(r);
