@@ -497,7 +497,6 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
       }
       return made;
     };
-    std::optional<reduce::MicroBatchCut> c;
     std::string why_not;
     std::optional<MadeCuts::Cut> made;
     if (known.cuts)
@@ -507,7 +506,7 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
       made = std::move(mine.cuts[fewer.micro_batch_count]);
       why_not = mine.why_not;
     }
-    c = std::move(*made);
+    std::optional<reduce::MicroBatchCut> c = std::move(*made);
     if (!c) {
       kept.micro_batches =
           why_not.empty() ? "the bodies kept do not pair as in the full plan" : why_not;

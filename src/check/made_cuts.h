@@ -35,7 +35,6 @@ class MadeCuts {
   // Makes the cuts of one choice of ranks, to each of `counts`.
   using Maker = std::function<Made(const std::vector<int64_t>& counts)>;
 
-  MadeCuts() = default;
   // For the grid of `first` (reduce::count_grid): the counts this process (`spread`) proves
   // for each choice of ranks.
   MadeCuts(const reduce::FewerRanks& first, const CheckOptions::Spread& spread);

@@ -342,9 +342,13 @@ std::optional<KeepRanks> refused_before_linking(const FewerRanks& fewer) {
         if (auto it = deg.find(op.data_input); it != deg.end()) d = it->second;
         const bool reduces =
             op.kind == ir::CommKind::AllReduce || op.kind == ir::CommKind::ReduceScatter;
+        std::vector<std::vector<int64_t>> members;  // their coordinates, once
+        if (reduces)
+          for (int64_t m : op.group) members.push_back(plan.mesh->coords(m));
         for (size_t k = 0; k < w.size() && reduces; ++k) {
+          const size_t a = size_t(axis_of[k]);
           bool spans = false;
-          for (int64_t m : op.group) spans |= plan.mesh->coords(m)[size_t(axis_of[k])] != at[size_t(axis_of[k])];
+          for (const auto& c : members) spans |= c[a] != at[a];
           if (!spans) continue;
           d.d[k] = op.reduce == ir::ReduceOp::Sum ? add(d.d[k], 1) : kUnbounded;
           if (d.d[k] > 1 && d.why[k] < 0) d.why[k] = w.note(where(prog, i));
