@@ -41,6 +41,9 @@
     "cases of a routed argument a function is applied to one by one")                        \
   X(kRoutingCalls, int64_t, 4'096, "routings one coefficient or split term enumerates")        \
   X(kCountValues, int64_t, 4'096, "values a count's polynomial may take")                       \
+  X(kRankedRow, int64_t, 64, "elements of a row of routed integer keys sorted by their ranks")   \
+  X(kRankedJointValues, int64_t, 4'096,                                                          \
+    "joint values of two keys' inputs enumerated to write which is ahead")                     \
   X(kRestoredRange, int64_t, 64, "values of a count whose eliminated lowest is restored")       \
   X(kOutsideFactors, size_t, 6,                                                                \
     "monomial factors kept outside a definition (more go inside it)")                          \

@@ -32,9 +32,11 @@ std::pair<std::vector<Value>, std::vector<Value>> select_rows(Context& ctx, cons
         indices[at] = index;
         if (ctx.is_constant(index)) {
           values[at] = s.row[size_t(*solver::as_int64(*ctx.as_rational(index)))];
-        } else {
+        } else {  // the row's element at each value the index takes
           const solver::IntegerFunction f = *ctx.as_integer_function(index);
-          values[at] = ctx.from_integer_function(f.input, f.lo, s.row);
+          std::vector<Value> picks;
+          for (const solver::Rational& u : f.values) picks.push_back(s.row[size_t(*solver::as_int64(u))]);
+          values[at] = ctx.from_integer_function(f.input, f.lo, picks);
         }
       }
     }

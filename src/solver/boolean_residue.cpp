@@ -523,8 +523,13 @@ bool BooleanResidue::equal(Value a, Value b, std::string* why) {
   const auto start = std::chrono::steady_clock::now();
   ResidueStats run;
   bool equal = false;
+  // Step 2 alone holds whatever the rests are: where every coefficient vanishes on every
+  // allowed routing, so does d. With routings inside the rests, it is tried first, and step 1
+  // (a rewrite per term, costlier) only where it leaves a coefficient.
   if (!inner) {
     equal = coefficients_vanish(ctx_, *d, vanishing_, max_calls_, run, why);
+  } else if (coefficients_vanish(ctx_, *d, vanishing_, max_calls_, run, nullptr)) {
+    equal = true;
   } else {
     scan.poly(d->poly);
     RoutingSat all(ctx_);  // every input of d: decides the inner indicators where facts hold

@@ -182,6 +182,10 @@ class Context {
   // the programs: evaluators compute a selection's value from its row at each point.
   Value select(const Selection& s);
   const Selection* selection(const std::string& name) const;
+  // The slots of the sorted row of routed keys a count is a slot of (ranked_selection.cpp),
+  // in slot order: each a count's name, or "" and the constant it is. nullptr for another
+  // input. Its slots hold distinct elements, and all of them hold every element of the row.
+  const std::vector<std::pair<std::string, int64_t>>* permutation(const std::string& input) const;
   // A name for the order of one unsorted TopK's results, new at each call.
   std::string fresh_order();
   // A count (counters.cpp): v, a polynomial with integer coefficients over indicators of

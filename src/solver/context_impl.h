@@ -4,6 +4,8 @@
 // intern table per kind maps content to index, so building a node that exists returns it.
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -17,6 +19,8 @@
 #include "solver/table_allocator.h"
 
 namespace onnx_tv::solver {
+
+class RoutingSat;  // routing_sat.h
 
 using MonoId = uint32_t;
 using Factor = std::pair<AtomId, SmallRational>;  // atom^exponent, inline when small
@@ -169,6 +173,25 @@ struct Context::Impl {
   // f(a) = f(rest) + sum_i when_i (f(rest + q_i) - f(rest)) for such an `a`.
   Value by_cases(const Cases& c, const std::function<Value(Value)>& f);
   int64_t orders = 0;  // fresh_order's count
+  // A sorted selection over integer keys a routing decides, as a count: the element whose
+  // rank is the slot (ranked_selection.cpp). nullopt for a row of other values.
+  std::optional<Value> ranked_selection(const Selection& s);
+  std::optional<Value> ahead(const Selection& s, int64_t q_prime, int64_t q);
+  // v without the terms whose routing facts no allowed routing makes true, and without the
+  // facts of a term the others entail, where a term holds a count's fact and another
+  // (routing_prune.cpp). routing_core: the facts kept, nullopt for an impossible conjunction.
+  Value prune_routings(Value v);
+  std::optional<std::vector<AtomId>> routing_core(const std::vector<AtomId>& facts);
+  std::map<std::vector<AtomId>, std::optional<std::vector<AtomId>>> routing_cores;
+  // Every input the counts and cores asked of, with its axioms: one solver, which keeps what
+  // it learns (counters.cpp, routing_prune.cpp).
+  std::shared_ptr<RoutingSat> routing_sat;
+  // Rows of routed keys (ranked_selection.cpp), by family: every slot's count (or constant,
+  // with an empty name), and the family of each such count.
+  std::unordered_map<std::string, std::vector<std::pair<std::string, int64_t>>> permutations;
+  std::unordered_map<std::string, std::string> permutation_of_input;
+  std::optional<std::vector<Value>> ranked_elements(const Selection& s);
+  std::optional<std::vector<Value>> inverse_elements(const Selection& s);
   // The integer inputs that are counts (counters.cpp), by name: their definitions.
   std::unordered_map<std::string, Value> counters;
   std::optional<Value> count_over_rows;  // the first such count's definition

@@ -64,19 +64,32 @@ std::optional<Value> Context::count(Value v, int64_t max_values) {
   I.counters.emplace(name, v);
   if (!I.count_over_rows && rows_of(v) > 1) I.count_over_rows = v;
   I.integer_inputs.emplace(name, std::make_pair(lo.get_si(), hi.get_si() + 1));
-  // The values it takes: those some allowed routing gives it.
-  RoutingSat sat(*this);
+  // The values it takes: those some allowed routing gives it. One solver for the run's
+  // counts: each adds its definition, and what CaDiCaL learnt of the others stays.
+  if (!I.routing_sat) I.routing_sat = std::make_shared<RoutingSat>(*this);
+  RoutingSat& sat = *I.routing_sat;
   sat.add(name);
-  int64_t first = hi.get_si() + 1, last = lo.get_si() - 1;
-  for (int64_t u = lo.get_si(); u <= hi.get_si(); ++u) {
-    const Fact f{name, u};
-    if (!sat.satisfiable(std::span<const Fact>(&f, 1))) continue;
-    first = std::min(first, u);
-    last = std::max(last, u);
+  // The least and the greatest: from a routing's value, a routing with a value beyond it,
+  // until there is none (each call a model or a proof, not one call per candidate value).
+  const std::optional<int64_t> some = sat.value_except(name, {});
+  ONNX_TV_ASSERT(some.has_value(), "a count that no routing gives a value: " + to_string(v));
+  int64_t first = *some, last = *some;
+  for (bool least : {true, false}) {
+    while (true) {
+      std::vector<Fact> beyond;  // the values not past the one found
+      for (int64_t u = least ? first : lo.get_si(); u <= (least ? hi.get_si() : last); ++u)
+        beyond.push_back({name, u});
+      const std::optional<int64_t> next = sat.value_except(name, beyond);
+      if (!next) break;
+      (least ? first : last) = *next;
+    }
   }
-  ONNX_TV_ASSERT(first <= last, "a count that no routing gives a value: " + to_string(v));
   I.integer_inputs[name] = {first, last + 1};
   if (first == last) return constant((long long)first);
+  // A family of its own (a ranked selection's slot has one already): its indicators make
+  // cases for functions of what it indexes (exclusive_cases.cpp), and keep [count = lo].
+  if (!I.family_of_input.count(name))
+    I.family_of_input.emplace(name, I.families.try_emplace(name, uint32_t(I.families.size() + 1)).first->second);
   return integer_input(name, first, last + 1);
 }
 

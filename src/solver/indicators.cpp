@@ -159,7 +159,8 @@ Value Context::from_integer_function(const std::string& input, int64_t lo,
     std::vector<Value> terms;  // a selection: sum_k [s = lo + k] values[k], lo included
     for (size_t k = 0; k < values.size(); ++k)
       if (values[k] != zero()) terms.push_back(mul(indicator(input, lo + int64_t(k)), values[k]));
-    return sum(terms);
+    // Indexed by a count, the element meets the facts of what it picks (routing_prune.cpp).
+    return impl_->counters.count(input) ? impl_->prune_routings(sum(terms)) : sum(terms);
   }
   std::vector<Value> terms{values[0]};
   for (size_t k = 1; k < values.size(); ++k) {

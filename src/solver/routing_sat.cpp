@@ -21,9 +21,14 @@ void RoutingSat::clause(const std::vector<int>& lits) {
   ++clauses_;
 }
 
-// Pairwise for a few, else a sequential counter (3n clauses).
 void RoutingSat::exactly_one(const std::vector<int>& xs) {
   clause(xs);
+  at_most_one(xs);
+}
+
+// Pairwise for a few, else a sequential counter (3n clauses).
+void RoutingSat::at_most_one(const std::vector<int>& xs) {
+  if (xs.size() < 2) return;
   if (xs.size() <= 6) {
     for (size_t i = 0; i < xs.size(); ++i)
       for (size_t j = i + 1; j < xs.size(); ++j) clause({-xs[i], -xs[j]});
@@ -52,6 +57,7 @@ void RoutingSat::add(const std::string& input) {
   inputs_.emplace(input, in);
   exactly_one(xs);
   if (const Value* def = ctx_.counter(input)) define_count(input, *def);
+  if (const auto* slots = ctx_.permutation(input)) permutation(*slots);
   const Selection* s = ctx_.selection(input);
   if (!s) return;
   std::vector<std::string>& row = rows_[selection_row_key(*s)];
@@ -63,6 +69,34 @@ void RoutingSat::add(const std::string& input) {
   }
   row.push_back(input);
   if (!s->order.empty()) same_set(*s);
+}
+
+// The slots of a sorted row of routed keys (ranked_selection.cpp) are a permutation of the
+// row's n elements: no element in two slots, and every element in one. Both follow from the
+// slots' definitions, but only by counting (a pigeonhole argument, hard for resolution), so
+// they are given as the axioms they are.
+void RoutingSat::permutation(const std::vector<std::pair<std::string, int64_t>>& slots) {
+  if (!permutations_.insert(&slots).second) return;
+  for (const auto& [name, v] : slots)
+    if (!name.empty()) add(name);
+  for (int64_t u = 0; u < int64_t(slots.size()); ++u) {
+    std::vector<int> holders;
+    bool constant = false;
+    for (const auto& [name, v] : slots) {
+      if (name.empty()) {
+        constant = constant || v == u;
+        continue;
+      }
+      const Input& in = inputs_.at(name);
+      if (u >= in.lo && u < in.hi) holders.push_back(var({name, u}));
+    }
+    if (constant) {
+      for (int h : holders) clause({-h});
+      continue;
+    }
+    clause(holders);
+    at_most_one(holders);
+  }
 }
 
 // An unsorted TopK's k slots hold the elements of the sorted top k, in some order: each of
@@ -84,19 +118,28 @@ void RoutingSat::same_set(const Selection& s) {
   }
   for (const auto& n : mine) add(n);
   for (const auto& n : theirs) add(n);
+  // A sorted slot over routed keys is a count (ranked_selection.cpp), whose range may leave
+  // out elements it never holds: "b holds e" is then false, and has no variable.
+  const auto holds = [&](const std::string& b, int64_t e) {
+    const Input& in = inputs_.at(b);
+    return e >= in.lo && e < in.hi ? std::optional<int>(var({b, e})) : std::nullopt;
+  };
   for (int64_t e = 0; e < int64_t(s.row.size()); ++e) {
     for (const std::string& a : mine) {  // a holds e: some sorted slot does
       if (fixed.count(e)) break;
       std::vector<int> lits = {-var({a, e})};
-      for (const std::string& b : theirs) lits.push_back(var({b, e}));
+      for (const std::string& b : theirs)
+        if (const auto l = holds(b, e)) lits.push_back(*l);
       clause(lits);
     }
     std::vector<int> some;  // one of mine holds e
     for (const std::string& a : mine) some.push_back(var({a, e}));
     if (fixed.count(e)) clause(some);
     for (const std::string& b : theirs) {
+      const auto l = holds(b, e);
+      if (!l) continue;
       std::vector<int> lits = some;
-      lits.insert(lits.begin(), -var({b, e}));
+      lits.insert(lits.begin(), -*l);
       clause(lits);
     }
   }
@@ -206,6 +249,18 @@ bool RoutingSat::satisfiable(std::span<const Fact> assumed, Routing* model) {
         if (solver_->val(in.base + int(v - in.lo)) > 0) (*model)[name] = v;
   }
   return true;
+}
+
+std::optional<int64_t> RoutingSat::value_except(const std::string& input,
+                                                std::span<const Fact> not_these) {
+  std::vector<int> lits;
+  for (const Fact& f : not_these) lits.push_back(-var(f));
+  if (solve(lits) != 10) return std::nullopt;
+  const Input& in = inputs_.at(input);
+  for (int64_t v = in.lo; v < in.hi; ++v)
+    if (solver_->val(in.base + int(v - in.lo)) > 0) return v;
+  ONNX_TV_ASSERT(false, "a model in which '" + input + "' takes no value");
+  return std::nullopt;
 }
 
 bool RoutingSat::entails(std::span<const Fact> assumed, const Fact& f) {

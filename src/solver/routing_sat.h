@@ -7,6 +7,7 @@
 //    distinct elements, so x(s, e) and x(s', e) exclude each other.
 //  - a count (Context::count) equals its definition, through an adder in unary.
 //  - the slots of an unsorted TopK (Selection::order) hold the same set as the sorted top k.
+//  - the slots of a sorted row of routed keys (Context::permutation) are a permutation.
 // A routing is a value for each input added; a fact is one [n = v].
 #include <map>
 #include <memory>
@@ -48,6 +49,9 @@ class RoutingSat {
   void require_one_of(const std::vector<std::vector<Fact>>& conjunctions);
   // Whether some allowed routing makes every fact in `assumed` hold; its values, when it does.
   bool satisfiable(std::span<const Fact> assumed, Routing* model = nullptr);
+  // The value of `input` in some allowed routing where none of the facts `not_these` holds;
+  // nullopt where there is none.
+  std::optional<int64_t> value_except(const std::string& input, std::span<const Fact> not_these);
   // Whether `f` holds in every allowed routing where every fact in `assumed` holds.
   bool entails(std::span<const Fact> assumed, const Fact& f);
 
@@ -64,6 +68,8 @@ class RoutingSat {
   int fresh() { return next_++; }
   void clause(const std::vector<int>& lits);
   void exactly_one(const std::vector<int>& xs);
+  void at_most_one(const std::vector<int>& xs);
+  void permutation(const std::vector<std::pair<std::string, int64_t>>& slots);
   void define_count(const std::string& input, Value definition);
   void same_set(const Selection& s);
   int solve(std::span<const int> assumptions);
@@ -73,6 +79,7 @@ class RoutingSat {
   std::map<std::string, Input> inputs_;
   std::map<std::string, std::vector<std::string>> rows_;  // selections by row: their inputs
   std::set<std::string> permuted_;  // the unsorted rows whose set axiom is added
+  std::set<const void*> permutations_;  // the rows of routed keys whose axioms are added
   int next_ = 1;
   int64_t clauses_ = 0, calls_ = 0;
 };

@@ -54,6 +54,8 @@ Value Context::select(const Selection& s) {
     ONNX_TV_ASSERT(e.has_value(), "the selection of a row of rationals is certain");
     return constant((long long)*e);
   }
+  if (s.order.empty())
+    if (std::optional<Value> ranked = impl_->ranked_selection(s)) return *ranked;
   // Slot j's element does not depend on k: a TopK of 2 and one of 4 over one row (or an
   // ArgMax and a TopK's first slot) share it. An unsorted slot does (the set is the top k).
   std::string name = std::string(s.largest ? "top" : "bottom") + (s.ties_last ? "l" : "") +

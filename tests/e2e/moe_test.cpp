@@ -26,12 +26,13 @@ TEST(Moe, ExpertsSplitOverTwoAndFourRanksAreProven) {
 TEST(Moe, ARoutingMapProvesByTheSlotRule) {
   // Megatron's probs * routing_map, the map made by scattering ones at the selected experts:
   // the map is 0/1 (Cast to bool) and the product is the gates only because no expert is in two
-  // slots, a rule of the canonical form ([s_0 = e][s_1 = e] = 0, solver/indicators.cpp), so
-  // nothing is left to CaDiCaL. The Or form agrees likewise.
+  // slots, a rule of the canonical form ([s_0 = e][s_1 = e] = 0, solver/indicators.cpp). The
+  // map cast to bool is a count of the slots, whose coefficients CaDiCaL shows vanish as they
+  // are: no term is rewritten under a routing. The Or form agrees likewise.
   for (const char* mode : {"", " --no-reduce"}) {
     CliRun r = check("ep2_routing_map", mode);
     EXPECT_EQ(r.exit_code, 0) << mode << "\n" << r.out;
-    EXPECT_EQ(r.out.find("routing axioms: "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" 0 term(s) rewritten under their routing"), std::string::npos) << r.out;
     r = check("ep4_or_map", mode);
     EXPECT_EQ(r.exit_code, 0) << mode << "\n" << r.out;
   }

@@ -7,20 +7,12 @@
 #include "solver/context.h"
 #include "solver/evaluator.h"
 #include "solver/interval_evaluator.h"
+#include "solver_test_util.h"
 
 namespace onnx_tv::solver {
 namespace {
 
-Selection top(std::vector<Value> row, int64_t k, int64_t slot, bool largest = true,
-              bool ties_last = false) {
-  Selection s;
-  s.row = std::move(row);
-  s.k = k;
-  s.slot = slot;
-  s.largest = largest;
-  s.ties_last = ties_last;
-  return s;
-}
+using testing::top;
 
 TEST(Selections, OneRowGivesOneInputPerSlot) {
   Context ctx;

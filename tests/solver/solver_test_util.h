@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "solver/context.h"
 
@@ -20,6 +22,18 @@ inline ::testing::AssertionResult prints_as(const Context& ctx, Value v, const s
   std::string got = ctx.to_string(v);
   if (got == s) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "got: " << got << "\n  expected: " << s;
+}
+
+// Slot `slot` of the top `k` of `row` (smallest first unless `largest`).
+inline Selection top(std::vector<Value> row, int64_t k, int64_t slot, bool largest = true,
+                     bool ties_last = false) {
+  Selection s;
+  s.row = std::move(row);
+  s.k = k;
+  s.slot = slot;
+  s.largest = largest;
+  s.ties_last = ties_last;
+  return s;
 }
 
 }  // namespace onnx_tv::solver::testing
