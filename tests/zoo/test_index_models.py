@@ -42,7 +42,8 @@ class MoeModelsTest(unittest.TestCase):
                                 ("ep2_full_softmax", False), ("ep2_routing_map", True),
                                 ("ep4_or_map", True), ("ep2_map_first_slot", False),
                                 ("a2a2_padded", True), ("a2a2_dense", True), ("a2a2_capacity", True),
-                                ("a2a2_triangular", True), ("a2a2_wrong_gate", False)):
+                                ("a2a2_triangular", True), ("a2a2_wrong_gate", False),
+                                ("a2a2_argsort", True), ("a2a2_argsort_twice", False)):
                 with self.subTest(plan=plan, seed=seed):
                     r = numeric.check(spec, os.path.join(ROOT, "models", "moe", plan), seed=seed)
                     self.assertEqual(r["agree"], right, r)

@@ -32,6 +32,10 @@ TopK with sorted=0 (the runtime orders the k results as it likes):
   a2a2_capacity_unsorted  order gives them (proven), and so do the capacity dispatch's places
   ep2_unsorted_mixed      the weights from an unsorted TopK, the experts from a sorted one:
                           right only where the runtime sorts (UNKNOWN, naming the routing)
+The argsort permutation (torchtitan's and Megatron-Core's dispatch, argsort_rank):
+  a2a2_argsort            pairs sorted by expert, gathered into padded buffers, AllToAll, and
+                          unpermuted by the argsort of the order
+  a2a2_argsort_twice      the combine permutes by the order again (torchtitan #1237)
 """
 import os
 import sys
@@ -262,6 +266,71 @@ def capacity_rank(r, ranks, capacity, triangular=False, order="sorted"):
     return token_split_rank(nodes, r, t, e)
 
 
+def argsort_rank(r, ranks, bug=None):
+    """Expert parallelism as torchtitan and Megatron-Core permute tokens: the rank's (token,
+    top-k slot) pairs p = t*K + k are sorted by expert with TopK (smallest first, sorted) over the
+    distinct keys expert * N + p, the token rows gathered in that order and then into per-expert
+    buffers of one slot per token (slot c of expert e holds the sorted pair start[e] + c while c
+    is below the expert's count, else a zero row), AllToAll to the experts' ranks and back; the
+    combine reads each sorted pair from its slot, unpermutes by the inverse permutation (the
+    argsort of the order), weights by the gates and adds the top-k rows of each token into the
+    token's row (index_add). `bug="twice"`: the combine gathers by the order again instead of
+    its inverse (torchtitan #1237), right only where the order is its own inverse."""
+    t, e = T // ranks, E // ranks
+    n, cap = t * K, t
+    nodes = routing() + [
+        const("pairs_shape", [n], I64, [1]), const("n_i", n), const("k_all", [n], I64, [1]),
+        const("pair_ids", list(range(n)), I64, [n]),
+        const("pair_token", [p // K for p in range(n)], I64, [n]),
+        const("one_axis", [1], I64, [1]), const("zero_axis", [0], I64, [1]), const("zero_i", 0),
+        const("places", list(range(cap)), I64, [1, cap]), const("e_1", [E, 1], I64, [2]),
+        const("slots_shape", [E * cap], I64, [1]), const("zero_row", [0.0] * H, F, [1, H]),
+        const("buffer_shape", [E, cap, H], I64, [3]), const("rows_shape", [E * cap, H], I64, [2]),
+        const("cap_i", cap), const("n_1", [n, 1], I64, [2]), const("n_h", [n, H], I64, [2]),
+        const("zeros_th", [0.0] * (t * H), F, [t, H]),
+        N("Reshape", ["idx", "pairs_shape"], ["experts"], name="/dispatch/Reshape_pairs"),
+        N("Mul", ["experts", "n_i"], ["scaled"], name="/dispatch/Mul_key"),
+        N("Add", ["scaled", "pair_ids"], ["key"], name="/dispatch/Add_key"),
+        N("TopK", ["key", "k_all"], ["key_sorted", "order"], name="/dispatch/TopK_argsort",
+          axis=-1, largest=0, sorted=1),
+        N("Gather", ["pair_token", "order"], ["token"], name="/dispatch/Gather_token", axis=0),
+        N("Gather", ["x", "token"], ["rows"], name="/dispatch/Gather_rows", axis=0),
+        N("ReduceSum", ["hot", "one_axis"], ["mask"], name="/dispatch/ReduceSum_mask", keepdims=0),
+        N("ReduceSum", ["mask", "zero_axis"], ["counts_f"], name="/dispatch/ReduceSum_counts",
+          keepdims=0),
+        N("CumSum", ["counts_f", "zero_i"], ["start_f"], name="/dispatch/CumSum", exclusive=1),
+        N("Cast", ["start_f"], ["start"], name="/dispatch/Cast_start", to=I64),
+        N("Cast", ["counts_f"], ["counts"], name="/dispatch/Cast_counts", to=I64),
+        N("Reshape", ["start", "e_1"], ["first"], name="/dispatch/Reshape_start"),
+        N("Add", ["first", "places"], ["held"], name="/dispatch/Add_source"),
+        N("Reshape", ["counts", "e_1"], ["counts_e"], name="/dispatch/Reshape_counts"),
+        N("Less", ["places", "counts_e"], ["filled"], name="/dispatch/Less_count"),
+        N("Where", ["filled", "held", "n_i"], ["source_ec"], name="/dispatch/Where_padding"),
+        N("Reshape", ["source_ec", "slots_shape"], ["source"], name="/dispatch/Reshape_source"),
+        N("Concat", ["rows", "zero_row"], ["padded"], name="/dispatch/Concat_zero_row", axis=0),
+        N("Gather", ["padded", "source"], ["buffer_rows"], name="/dispatch/Gather_buffers", axis=0),
+        N("Reshape", ["buffer_rows", "buffer_shape"], ["buffer"], name="/dispatch/Reshape_buffer"),
+    ] + experts_by_all_to_all(ranks) + [
+        N("Reshape", ["returned", "rows_shape"], ["returned_rows"], name="/combine/Reshape_returned"),
+        N("Gather", ["experts", "order"], ["expert_sorted"], name="/combine/Gather_experts", axis=0),
+        N("Gather", ["start", "expert_sorted"], ["begin"], name="/combine/Gather_start", axis=0),
+        N("Sub", ["pair_ids", "begin"], ["place"], name="/combine/Sub_place"),
+        N("Mul", ["expert_sorted", "cap_i"], ["base"], name="/combine/Mul_capacity"),
+        N("Add", ["base", "place"], ["slot"], name="/combine/Add_slot"),
+        N("Gather", ["returned_rows", "slot"], ["sorted_rows"], name="/combine/Gather_slots", axis=0),
+        N("TopK", ["order", "k_all"], ["order_sorted", "inverse"], name="/combine/TopK_inverse",
+          axis=-1, largest=0, sorted=1),
+        N("Gather", ["sorted_rows", "order" if bug == "twice" else "inverse"], ["pair_rows"],
+          name="/combine/Gather_unpermute", axis=0),
+        N("Reshape", ["weights", "n_1"], ["pair_weights"], name="/combine/Reshape_gates"),
+        N("Mul", ["pair_rows", "pair_weights"], ["weighted_rows"], name="/combine/Mul_gates"),
+        N("Unsqueeze", ["pair_token", "one_axis"], ["token_u"], name="/combine/Unsqueeze_index"),
+        N("Expand", ["token_u", "n_h"], ["index"], name="/combine/Expand_index"),
+        N("ScatterElements", ["zeros_th", "index", "weighted_rows"], ["y"],
+          name="/combine/ScatterElements_index_add", axis=0, reduction="add")]
+    return token_split_rank(nodes, r, t, e)
+
+
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "moe")
@@ -283,6 +352,8 @@ def main():
         "ep2_unsorted": [ep_rank(r, 2, order="unsorted") for r in range(2)],
         "a2a2_capacity_unsorted": [capacity_rank(r, 2, T // 2, order="unsorted") for r in range(2)],
         "ep2_unsorted_mixed": [ep_rank(r, 2, order="mixed") for r in range(2)],
+        "a2a2_argsort": [argsort_rank(r, 2) for r in range(2)],
+        "a2a2_argsort_twice": [argsort_rank(r, 2, bug="twice") for r in range(2)],
     })
 
 
