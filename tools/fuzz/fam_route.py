@@ -13,12 +13,16 @@ the spec's n t, routes them, and sends expert e the tokens routed to it by AllTo
 of fixed capacity, a token's place being an exclusive CumSum of the routing mask (GShard's
 dispatch, `a2a`), or in a padded buffer with a slot per token (`padded`: the expert runs on the
 mask times the token, zero where the routing sends it elsewhere); the outputs come back by
-AllToAll and the gates combine them.
+AllToAll and the gates combine them; or each rank sorts its (token, slot) pairs by expert
+(`argsort`, torchtitan's and Megatron-Core's dispatch: TopK over the keys expert * pairs +
+pair), gathers the rows into per-expert buffers of one slot per token by the experts' counts,
+and unpermutes the returned rows by the argsort of the order.
 The ranks' TopK may be unsorted (sorted=0, the order left to the runtime), which every form
 above is indifferent to.
 Bugs: offset (one rank's gate columns one to the left; a2a: the capacity one below the rank's
 token count, which drops a token where two route alike; padded: the mask of the first slot
-only, so every token loses its other experts), weights (the combine weights are the
+only, so every token loses its other experts; argsort: the combine permutes by the order
+again instead of its inverse, torchtitan #1237, harmless where the order is an involution), weights (the combine weights are the
 raw vals where the spec normalises, or the reverse), smallest (one rank selects the smallest
 k), k_minus (the ranks route to k - 1 experts).
 """
@@ -44,7 +48,9 @@ def generate(seed):
                argmax=r.random() < 0.2, bug=r.choice(BUGS), bad_rank=r.randrange(n),
                dispatch=r.choice(["replicated", "replicated", "a2a"]), unsorted=r.random() < 0.3)
     if rec["dispatch"] == "a2a" and r.random() < 0.4:
-        rec["dispatch"] = "padded"
+        rec["dispatch"] = r.choice(["padded", "argsort"])
+    if rec["dispatch"] == "argsort":  # keeps the pairs per rank, and so the proofs, short
+        rec.update(n=2, t=min(rec["t"], 2), k=min(k, 2), bad_rank=rec["bad_rank"] % 2)
     if rec["dispatch"] == "a2a" and rec["n"] > 2:  # keeps 4-rank capacity proofs short
         rec["t"] = min(rec["t"], 2)
         rec["unsorted"] = False  # (beyond the residue's budget with 8 experts)
@@ -135,7 +141,7 @@ def inputs(rec, g, experts, tokens=None):
 
 
 def tokens(rec):
-    return rec["t"] * (rec["n"] if rec["dispatch"] in ("a2a", "padded") else 1)
+    return rec["t"] * (rec["n"] if rec["dispatch"] in ("a2a", "padded", "argsort") else 1)
 
 
 def spec(rec):
@@ -177,6 +183,56 @@ def dispatched(rec, g, gate, k, capacity, first_slot_only=False):
     return g.node("Einsum", [weights, back], equation="tec,ech->th")
 
 
+def argsorted(rec, g, gate, k, twice=False):
+    """The argsort dispatch of this rank's pairs p = token * k + slot: sorted by expert (TopK,
+    smallest first, of expert * pairs + p), gathered into buffers [E, t, h] (slot c of expert
+    e holds sorted pair start[e] + c below the expert's count, else a zero row), AllToAll to the
+    experts' ranks and back, each sorted pair read from its slot, unpermuted by the argsort of
+    the order, weighted by its gate and added into its token (index_add)."""
+    e, t, h = rec["n"] * rec["per"], rec["t"], rec["h"]
+    pairs = t * k
+    scores = g.node("MatMul", ["x", "Wr"])
+    if rec["probs"]:
+        scores = g.node("Softmax", [scores], axis=-1)
+    idx = g.node("TopK", [scores, g.ints([k])], n_out=2, axis=-1,
+                 **({"sorted": 0} if rec.get("unsorted") else {}))[1]
+    experts = g.node("Reshape", [idx, g.ints([pairs])])
+    ids = g.ints(list(range(pairs)))
+    key = g.node("Add", [g.node("Mul", [experts, g.ints(pairs)]), ids])
+    order = g.node("TopK", [key, g.ints([pairs])], n_out=2, axis=-1, largest=0, sorted=1)[1]
+    token_of = g.ints([p // k for p in range(pairs)])
+    rows = g.node("Gather", ["x", g.node("Gather", [token_of, order], axis=0)], axis=0)
+    hot = g.node("OneHot", [idx, g.ints([e]), g.const([0.0, 1.0])], axis=-1)
+    counts_f = g.node("ReduceSum", [g.node("ReduceSum", [hot, g.ints([1])], keepdims=0),
+                                    g.ints([0])], keepdims=0)
+    start = g.node("Cast", [g.node("CumSum", [counts_f, g.ints(0)], exclusive=1)],
+                   to=TensorProto.INT64)
+    counts = g.node("Cast", [counts_f], to=TensorProto.INT64)
+    places = g.ints([list(range(t))])
+    held = g.node("Add", [g.node("Reshape", [start, g.ints([e, 1])]), places])
+    filled = g.node("Less", [places, g.node("Reshape", [counts, g.ints([e, 1])])])
+    source = g.node("Reshape", [g.node("Where", [filled, held, g.ints(pairs)]), g.ints([e * t])])
+    padded = g.node("Concat", [rows, g.const([[0.0] * h])], axis=0)
+    buf = g.node("Reshape", [g.node("Gather", [padded, source], axis=0), g.ints([e, t, h])])
+    group = list(range(rec["n"]))
+    got = g.node("AllToAll", [buf], domain="onnx_tv", group=group, split_axis=0, concat_axis=1)
+    out = g.node("MatMul", [got, "W"])
+    if rec["act"] == "relu":
+        out = g.node("Relu", [out])
+    back = g.node("AllToAll", [out], domain="onnx_tv", group=group, split_axis=1, concat_axis=0)
+    sorted_expert = g.node("Gather", [experts, order], axis=0)
+    place = g.node("Sub", [ids, g.node("Gather", [start, sorted_expert], axis=0)])
+    slot = g.node("Add", [g.node("Mul", [sorted_expert, g.ints(t)]), place])
+    ys = g.node("Gather", [g.node("Reshape", [back, g.ints([e * t, h])]), slot], axis=0)
+    inverse = g.node("TopK", [order, g.ints([pairs])], n_out=2, axis=-1, largest=0, sorted=1)[1]
+    by_pair = g.node("Gather", [ys, order if twice else inverse], axis=0)
+    w = g.node("Reshape", [g.node("GatherElements", [gate, idx], axis=-1), g.ints([pairs, 1])])
+    index = g.node("Expand", [g.node("Unsqueeze", [token_of, g.ints([-1])]), g.ints([pairs, h])])
+    zeros = g.const([[0.0] * h for _ in range(t)])
+    return g.node("ScatterElements", [zeros, index, g.node("Mul", [by_pair, w])], axis=0,
+                  reduction="add")
+
+
 def rank(rec, r):
     per, bad = rec["per"], r == rec["bad_rank"]
     g = Builder("rank%d" % r)
@@ -184,12 +240,16 @@ def rank(rec, r):
     k = rec["k"] - 1 if rec["bug"] == "k_minus" else rec["k"]
     gate = gates(rec, g, k, largest=not (rec["bug"] == "smallest" and bad),
                  raw_weights=rec["bug"] == "weights", unsorted=rec.get("unsorted", False))
-    if rec["dispatch"] in ("a2a", "padded"):
+    if rec["dispatch"] in ("a2a", "padded", "argsort"):
         t = rec["t"]
         padded = rec["dispatch"] == "padded"
         capacity = t - 1 if rec["bug"] == "offset" and not padded else t
         lossy = padded and rec["bug"] == "offset" and bad
-        g.output(dispatched(rec, g, gate, k, capacity, first_slot_only=lossy), [t, rec["h"]], "y")
+        if rec["dispatch"] == "argsort":
+            y = argsorted(rec, g, gate, k, twice=rec["bug"] == "offset" and bad)
+        else:
+            y = dispatched(rec, g, gate, k, capacity, first_slot_only=lossy)
+        g.output(y, [t, rec["h"]], "y")
         mine = [[r * t, r * t + t], None]
         binds = [{"value": "x", "spec": "x", "slice": mine}, {"value": "Wr", "spec": "Wr"},
                  {"value": "W", "spec": "W", "slice": [[r * per, r * per + per], None, None]},
