@@ -57,9 +57,10 @@ std::optional<Value> Context::Impl::ahead(const Selection& s, int64_t q_prime, i
     Rational dv = 0;
     for (const auto& [m, c] : terms) {
       bool all = true;
-      for (const auto& [a, e] : monos[m].factors) {
-        const auto it = std::find_if(at.begin(), at.end(), [&](auto& p) { return p.first == atoms[a].name; });
-        all = all && it->second == atoms[a].exponent.get_num().get_si();
+      for (const auto& f : monos[m].factors) {
+        const AtomNode& ind = atoms[f.first];
+        const auto it = std::find_if(at.begin(), at.end(), [&](auto& p) { return p.first == ind.name; });
+        all = all && it->second == ind.exponent.get_num().get_si();
       }
       if (all) dv += c.to_rational();
     }
