@@ -176,6 +176,9 @@ struct Context::Impl {
   // A sorted selection over integer keys a routing decides, as a count: the element whose
   // rank is the slot (ranked_selection.cpp). nullopt for a row of other values.
   std::optional<Value> ranked_selection(const Selection& s);
+  // A polynomial with integer coefficients over indicators, each to the power 1: a count's
+  // definition or a routed key (counters.cpp).
+  bool integer_over_indicators(uint32_t poly) const;
   std::optional<Value> ahead(const Selection& s, int64_t q_prime, int64_t q);
   // v without the terms whose routing facts no allowed routing makes true, and without the
   // facts of a term the others entail, where a term holds a count's fact and another

@@ -44,15 +44,22 @@ const Value* Context::count_over_rows() const {
   return impl_->count_over_rows ? &*impl_->count_over_rows : nullptr;
 }
 
+bool Context::Impl::integer_over_indicators(uint32_t poly) const {
+  for (const auto& [m, c] : polys[poly].terms) {
+    if (c.to_rational().get_den() != 1) return false;
+    for (const auto& [a, e] : monos[m].factors)
+      if (atoms[a].fn != Fn::Ind || e != SmallRational(1)) return false;
+  }
+  return true;
+}
+
 std::optional<Value> Context::count(Value v, int64_t max_values) {
   if (!v.is_finite()) return std::nullopt;
   Impl& I = *impl_;
+  if (!I.integer_over_indicators(v.poly)) return std::nullopt;
   mpz_class lo = 0, hi = 0;  // bounds: every indicator 0 or 1
   for (const auto& [m, c] : I.polys[v.poly].terms) {
     const Rational q = c.to_rational();
-    if (q.get_den() != 1) return std::nullopt;
-    for (const auto& [a, e] : I.monos[m].factors)
-      if (I.atoms[a].fn != Fn::Ind || e != SmallRational(1)) return std::nullopt;
     if (I.monos[m].factors.empty() || q > 0) hi += q.get_num();
     if (I.monos[m].factors.empty() || q < 0) lo += q.get_num();
   }

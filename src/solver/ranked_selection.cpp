@@ -115,23 +115,21 @@ std::optional<std::vector<Value>> Context::Impl::ranked_elements(const Selection
 // (descending: n - 1 - p), sum_j j [O_j = p]. No comparison is written, and none asked of
 // CaDiCaL, which would have to rediscover that the order is a permutation.
 std::optional<std::vector<Value>> Context::Impl::inverse_elements(const Selection& s) {
-  const auto it = permutation_of_input.end();
-  std::string family;
+  // Element j must be slot j's own value (not a function of it) of one permutation family.
+  const std::vector<std::pair<std::string, int64_t>>* perm = nullptr;
   std::vector<std::string> slots;
   for (const Value& v : s.row) {
     std::optional<IntegerFunction> f = ctx.as_integer_function(v);
-    if (!f || f->input.empty() || slots.size() >= s.row.size()) return std::nullopt;
+    if (!f || f->input.empty()) return std::nullopt;
     const auto p = permutation_of_input.find(f->input);
-    if (p == it || (!family.empty() && p->second != family)) return std::nullopt;
-    family = p->second;
-    for (size_t k = 0; k < f->values.size(); ++k)  // the slot's own value, not a function of it
+    if (p == permutation_of_input.end()) return std::nullopt;
+    if (!perm) perm = &permutations.at(p->second);
+    const size_t j = slots.size();
+    if (perm->size() != s.row.size() || (*perm)[j].first != f->input) return std::nullopt;
+    for (size_t k = 0; k < f->values.size(); ++k)
       if (f->values[k] != Rational((long)(f->lo + int64_t(k)))) return std::nullopt;
     slots.push_back(f->input);
   }
-  const auto& perm = permutations.at(family);
-  if (perm.size() != s.row.size()) return std::nullopt;
-  for (size_t j = 0; j < perm.size(); ++j)
-    if (perm[j].first != slots[j]) return std::nullopt;
   const int64_t n = int64_t(s.row.size());
   std::vector<Value> elements;
   for (int64_t p = 0; p < n; ++p) {
@@ -147,14 +145,8 @@ std::optional<Value> Context::Impl::ranked_selection(const Selection& s) {
   // Every slot of the row is made (n^2 comparisons): longer rows stay opaque selections.
   if (s.row.size() > size_t(limits::kRankedRow)) return std::nullopt;
   // Every key a polynomial with integer coefficients over indicators, each to the power 1.
-  for (const Value& v : s.row) {
-    if (!v.is_finite()) return std::nullopt;
-    for (const auto& [m, c] : polys[v.poly].terms) {
-      if (c.to_rational().get_den() != 1) return std::nullopt;
-      for (const auto& [a, e] : monos[m].factors)
-        if (atoms[a].fn != Fn::Ind || e != SmallRational(1)) return std::nullopt;
-    }
-  }
+  for (const Value& v : s.row)
+    if (!v.is_finite() || !integer_over_indicators(v.poly)) return std::nullopt;
   // The family of the row's slots, named as an opaque selection's is, marked as ranked.
   std::string family = std::string("ranked:") + (s.largest ? "top" : "bottom") +
                        (s.ties_last ? "l" : "") + "(";

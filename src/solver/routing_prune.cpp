@@ -55,9 +55,12 @@ std::optional<std::vector<AtomId>> Context::Impl::routing_core(const std::vector
 Value Context::Impl::prune_routings(Value v) {
   if (!v.is_finite() || !(polys[v.poly].flags & kSelectionFactor)) return v;
   const std::vector<Term> terms = polys[v.poly].terms;  // a copy: building grows the store
-  std::vector<Value> parts;
+  // Each term's monomial as pruned (its own where nothing is dropped, none where it is 0);
+  // the value is rebuilt only where some term changed.
+  std::vector<std::optional<MonoId>> pruned;
   bool changed = false;
   for (const Term& t : terms) {
+    pruned.emplace_back(t.first);
     const std::vector<Factor> factors = monos[t.first].factors;
     std::vector<AtomId> facts;
     bool count = false;
@@ -66,26 +69,24 @@ Value Context::Impl::prune_routings(Value v) {
         facts.push_back(a);
         count = count || counters.count(atoms[a].name);
       }
-    if (facts.size() < 2 || !count) {
-      parts.push_back(term_value(t.first, t.second));
-      continue;
-    }
+    if (facts.size() < 2 || !count) continue;
     const std::optional<std::vector<AtomId>> core = routing_core(facts);
-    if (!core) {
-      changed = true;
-      continue;
-    }
-    if (core->size() == facts.size()) {
-      parts.push_back(term_value(t.first, t.second));
-      continue;
-    }
+    if (core && core->size() == facts.size()) continue;
     changed = true;
+    if (!core) {
+      pruned.back().reset();
+      continue;
+    }
     std::vector<Factor> left;
     for (const Factor& f : factors)
       if (atoms[f.first].fn != Fn::Ind || std::count(core->begin(), core->end(), f.first)) left.push_back(f);
-    parts.push_back(term_value(intern_mono(left), t.second));
+    pruned.back() = intern_mono(left);
   }
-  return changed ? ctx.sum(parts) : v;
+  if (!changed) return v;
+  std::vector<Value> parts;
+  for (size_t i = 0; i < terms.size(); ++i)
+    if (pruned[i]) parts.push_back(term_value(*pruned[i], terms[i].second));
+  return ctx.sum(parts);
 }
 
 }  // namespace onnx_tv::solver
