@@ -46,6 +46,10 @@ void explain_failure(CheckResult& res, solver::Context& ctx, WitnessSearch& sear
                   "at every point tried, so onnx-tv can neither prove nor refute them (spec: " +
                   m.spec_expr + "; plan: " + m.plan_expr + ")" +
                   (f.why_undecided.empty() ? "" : "; " + f.why_undecided);
+    if (ctx.has_position(f.spec_value) || ctx.has_position(f.plan_value))
+      res.message += "; they differ as functions of a position (pos[...]) along a dimension the "
+                     "reduced instance shrinks, which its few positions do not tell apart "
+                     "(docs/shape-reduction.md, \"Positions\"); --no-reduce checks at full size";
     res.mismatch = std::move(m);
     return;
   }

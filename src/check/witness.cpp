@@ -55,6 +55,7 @@ void collect(const solver::Context& ctx, solver::PolyId p, std::set<std::string>
           continue;
         }
       }
+      if (a.fn == solver::Fn::Symbol && ctx.position_value(*a.name)) continue;  // not an input
       if (a.fn == solver::Fn::Symbol || a.fn == solver::Fn::Ind) {
         out.insert(*a.name);
         continue;

@@ -147,6 +147,23 @@ std::vector<Tensor> range_kernel(KernelArgs& a) {
   return {ir::make_tensor(input(a, 0).dtype, {count}, std::move(data))};
 }
 
+// The reduced instance's Range along a dimension it shrinks (reduce/rewrite.cpp): its values
+// as positions of the class in attribute "axis", each standing for the full program's
+// position in attribute "full" (Context::position), so that nothing is proven from the two
+// values per piece the instance keeps.
+std::vector<Tensor> position_range_kernel(KernelArgs& a) {
+  std::vector<Tensor> out = range_kernel(a);
+  const std::string& axis = required_attr(a.node, "axis", ir::Attribute::Kind::String).s;
+  const std::vector<int64_t>& full = required_attr(a.node, "full", ir::Attribute::Kind::Ints).ints;
+  ONNX_TV_ASSERT(full.size() == out[0].data.size(), "a Range of positions without their full values");
+  for (size_t i = 0; i < full.size(); ++i) {
+    const Rational k = const_rational(a.ctx, out[0].data[i], "a position");
+    ONNX_TV_ASSERT(k.get_den() == 1 && k.get_num().fits_slong_p(), "a position is not an integer");
+    out[0].data[i] = a.ctx.position(axis, k.get_num().get_si(), full[i]);
+  }
+  return out;
+}
+
 std::vector<Tensor> identity_kernel(KernelArgs& a) {
   expect_input_count(a, 1, 1);
   return {input(a, 0)};
@@ -305,6 +322,9 @@ void add_constant_ops(std::vector<OpSchema>& defs) {
   add_op(defs, "Range", {11}, range_kernel,
          {.rule = DimRule::Range, .algebra = Source, .shape_inputs = 0b111, .same_types = 0b111,
           .shape_arith = true});
+  defs.push_back(OpSchema{"onnx_tv.reduce", "Range", 1, position_range_kernel,
+                          {.rule = DimRule::Range, .algebra = Source, .shape_inputs = 0b111,
+                           .same_types = 0b111}});
   add_op(defs, "Identity", {1, 13, 14, 16}, identity_kernel,
          {.rule = DimRule::Broadcast, .algebra = Affine, .linearity = Linearity::Joint,
           .movement = Movement::Copies, .shape_arith = true});

@@ -47,8 +47,15 @@ Value compare_values(Context& ctx, Cmp c, Value x, Value y) {
   std::optional<int> sign;
   if (x == y) sign = 0;  // equal canonical forms are equal functions
   else sign = ctx.compare(x, y);
+  if (!sign) sign = ctx.order_of_positions(x, y);  // a causal mask of a shrunk sequence
   if (!sign) {
     if (std::optional<Value> v = compare_integer_function(ctx, c, x, y)) return *v;
+    if (ctx.has_position(x) || ctx.has_position(y))
+      throw Unsupported(std::string(cmp_name(c)) + " of " + ctx.to_string(x) + " and " +
+                        ctx.to_string(y) + " is not decided: it compares positions along a " +
+                        "dimension the reduced instance shrinks, and their order alone does " +
+                        "not decide it (an offset, a window or a scale; docs/shape-reduction.md, " +
+                        "\"Positions\"); --no-reduce checks at full size");
     const bool symbolic = !ctx.is_constant(x) || !ctx.is_constant(y);
     throw Unsupported(std::string(cmp_name(c)) + " of " + ctx.to_string(x) + " and " +
                       ctx.to_string(y) + " is not decided: " +

@@ -148,6 +148,7 @@ void run_comm(Inference& inf, const ir::Plan& plan, const exec::Step& step) {
       inf.dims.unify(ins[0].dims[a], ins[k].dims[a], here + " (members' inputs)");
     }
   }
+  const bool sums = first.comm->kind == CommKind::AllReduce || first.comm->kind == CommKind::ReduceScatter;
   DimValue out = ins[0];
   out.concrete.reset();
   out.size_derived = false;
@@ -158,12 +159,12 @@ void run_comm(Inference& inf, const ir::Plan& plan, const exec::Step& step) {
     out.uniform.insert(out.uniform.end(), v.uniform.begin(), v.uniform.end());
     out.parts.insert(out.parts.end(), v.parts.begin(), v.parts.end());
     add_vars(inf.dims, out.positions, v.positions);
+    add_vars(inf.dims, out.offset_positions, sums ? v.positions : v.offset_positions);
     add_vars(inf.dims, out.counts, v.counts);
     out.mask = out.mask && v.mask;
   }
   // A sum over ranks of data that does not depend on the inputs counts the ranks (an
   // all-reduced 1 is the group's size): the count keeps its full size.
-  const bool sums = first.comm->kind == CommKind::AllReduce || first.comm->kind == CommKind::ReduceScatter;
   if (sums && !out.symbolic) fix_spanned(inf, first.comm->group, here + " sums data that does not depend on the inputs over it");
   // A sum over ranks of routing data counts over them (tokens routed to an expert on every
   // rank of the group): the ranks are kept, as a count along a dimension is (sizes_as_data.cpp).
@@ -369,6 +370,16 @@ void run_inference(Inference& inf, const ir::Graph& spec, const ir::Plan& plan,
                 piece == inf.micro_batch_pieces.end() ? std::nullopt
                                                       : std::optional<size_t>(piece->second));
   }
+  // Positions compared across two axes that nothing made one: their reduced values are not
+  // ordered as the full ones, so they keep full size.
+  for (const PositionCompare& c : inf.position_compares)
+    for (size_t k = 1; k < c.operands.size(); ++k) {
+      const Axis a = inf.dims.leaves(c.operands[0]), b = inf.dims.leaves(c.operands[k]);
+      if (std::find_first_of(a.begin(), a.end(), b.begin(), b.end()) == a.end()) {
+        inf.dims.fix(c.all, c.where);
+        break;
+      }
+    }
 }
 
 std::vector<size_t> spanned_axes(const Inference& inf, const std::vector<int64_t>& group) {

@@ -28,8 +28,11 @@ struct DimValue {
   // Whether it depends on a symbolic input (a graph input or a bound initializer). Data that
   // does not, summed over a dimension, counts that dimension's size (sizes_as_data.cpp).
   bool symbolic = false;
-  // The variables of the Range axes whose positions it carries as values.
+  // The variables of the Range axes whose positions it carries as values, and those of them
+  // it carries after arithmetic (an offset, a scale) rather than only moved: positions that
+  // only moved compare by their order, which the instance keeps (docs/shape-reduction.md).
   Axis positions;
+  Axis offset_positions;
   // Routing data: symbolic, but made only of indices, comparisons and masks (TopK's indices,
   // a OneHot of them, their sums) and constants, so its values are integers that count.
   bool mask = false;
@@ -51,8 +54,17 @@ struct ProgramDims {
   ValueDims values;
 };
 
+// Raw positions compared with raw positions (sizes_as_data.cpp): judged once every dimension
+// is tied, bindings included, whether they are positions of one axis.
+struct PositionCompare {
+  std::string where;
+  std::vector<Axis> operands;  // each operand's positions
+  Axis all;
+};
+
 struct Inference {
   solver::Context ctx;  // exact values of concrete tensors
+  std::vector<PositionCompare> position_compares;
   // Sums along reducible axes of data found to hold no uniform part: confirmed by the check.
   std::vector<SumSite> sum_sites;
   // Sites an earlier instance found counting (counted_sum_key -> why): their axes keep their

@@ -153,6 +153,30 @@ struct Rewriter {
         const int64_t start = (s / len) * rlen;
         set_operand(n, 0, {start}, true);
         set_operand(n, 1, {start + rlen * d}, true);
+        // Its values are positions the instance has few of: symbols of the class of its
+        // innermost variable, which every Range along that axis shares (docs/shape-reduction.md,
+        // "Positions").
+        n.domain = "onnx_tv.reduce";
+        n.opset = g.opsets["onnx_tv.reduce"] = 1;
+        const Axis leaves = inf.dims.leaves(out);
+        ir::Attribute axis, full;
+        axis.kind = ir::Attribute::Kind::String;
+        axis.s = "v" + std::to_string(leaves.back());
+        n.attributes["axis"] = axis;
+        // The full program's position each element stands for: the same digit on every
+        // factor (reduced_dim.h), from the Range's own start.
+        full.kind = ir::Attribute::Kind::Ints;
+        for (int64_t i = 0; i < rlen; ++i) {
+          int64_t rest = i, index = 0, rstride = rlen, fstride = len;
+          for (Var v : leaves) {
+            rstride /= inf.dims.reduced_extent(v);
+            fstride /= inf.dims.full_of(v);
+            index += rest / rstride * fstride;
+            rest %= rstride;
+          }
+          full.ints.push_back(s + index * d);
+        }
+        n.attributes["full"] = full;
       }
     } else if (rule == ops::DimRule::Trilu) {
       rewrite_trilu(n, i);

@@ -6,12 +6,15 @@
 //   all-ones mask is the token count. At the reduced size it would be another number, so a
 //   plan that computes a count that way and one that writes it as a literal would part, or a
 //   wrong scale could cancel. Such a dimension keeps its full size.
-// - positions (the values of a Range along a reduced dimension) compared with, clamped to, or
-//   taken modulo anything that is not a position of the same kind (a literal 8190, a size) are
-//   read against the real size: `Where(pos < 8190, pos, 8190)` never clamps a reduced Range.
-//   Positions compared with positions (a causal mask from two Ranges) stay reducible. The
-//   Range's dimension keeps its full size otherwise, and also where positions index a table
-//   (Gather, GatherElements, the scatters, OneHot): the indexed axis keeps its full size.
+// - positions (the values of a Range along a reduced dimension) are symbols in the instance
+//   (solver/positions.cpp), proven as functions of the position, and only two positions'
+//   order is decided. Raw positions (computed on without the inputs) that an op would read
+//   otherwise keep their dimension at full size, for an exact verdict rather than an
+//   undecided one: compared with a literal or a size (`Where(pos < 8190, pos, 8190)`), with
+//   shifted or scaled positions (a sliding window) or with another axis's positions,
+//   multiplied by positions, divided by them or raised to a power, or used as indices (Gather,
+//   GatherElements, the scatters, OneHot: the indexed axis keeps its full size too), or as a
+//   size or bound.
 // - counts of routing data (a mask of the tokens routed to an expert, summed along the tokens
 //   by a CumSum, a MatMul with a triangular matrix, a ReduceSum or an all-reduce) read as
 //   indices or by a piecewise op (a token's place against a buffer's capacity): fewer tokens
@@ -78,7 +81,7 @@ void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
   const ops::OpSchema& schema = *ops::schema_of(n);  // infer_node found it
   std::vector<const DimValue*> in;
   bool symbolic = false;
-  Axis positions;
+  Axis positions, offset;
   for (size_t k = 0; k < n.inputs.size(); ++k) {
     const std::string& name = n.inputs[k];
     auto it = name.empty() ? prog.values.end() : prog.values.find(name);
@@ -87,7 +90,10 @@ void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
     if (!in.back() || is_shape_slot(n, k)) continue;
     symbolic |= in.back()->symbolic;
     add_vars(inf.dims, positions, in.back()->positions);
+    add_vars(inf.dims, offset, in.back()->offset_positions);
   }
+  const bool moves = schema.traits.movement == ops::Movement::Copies ||
+                     schema.traits.movement == ops::Movement::Selects;
   const DimValue* x = in.empty() ? nullptr : in[0];
 
   // Routing data in, and nothing symbolic but routing data: the output is routing data too,
@@ -158,29 +164,70 @@ void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
     }
   }
 
-  if (!positions.empty() && schema.traits.piecewise) {
-    // Positions read against something that is not a position of theirs (Clip's bounds and a
+  // Raw positions: positions in data that does not depend on the inputs (a Range's values and
+  // what is computed from them alone, a mask). The instance makes a Range's values symbols
+  // (solver/positions.cpp), so a step or kink at some position, a product of positions, is
+  // never proven from the few positions it keeps: only the order of two positions is decided.
+  // Where an op needs more, the positions' axes keep full size, for an exact verdict instead
+  // of an undecided one. Positions inside symbolic data (a router's scores after RoPE) are
+  // proven as functions of them and need nothing here.
+  Axis raw, raw_offset;
+  for (size_t k = 0; k < in.size(); ++k)
+    if (in[k] && !is_shape_slot(n, k) && !in[k]->symbolic) {
+      add_vars(inf.dims, raw, in[k]->positions);
+      add_vars(inf.dims, raw_offset, in[k]->offset_positions);
+    }
+  if (!raw.empty() && schema.traits.piecewise) {
+    // Raw positions read against something that is not raw positions (Clip's bounds and a
     // Mod's divisor are operands too); one operand alone has its steps and kinks at fixed
     // values of the positions.
     size_t operands = 0;
     bool against_other = false;
+    PositionCompare compare{where(prog, idx) + " compares positions of two axes along it (" +
+                                n.op_type + ")", {}, raw};
     for (const DimValue* v : in)
       if (v) {
         ++operands;
-        if (v->positions.empty()) against_other = true;
+        if (v->positions.empty() || v->symbolic) against_other = true;
+        else compare.operands.push_back(v->positions);
       }
     if (operands == 1) against_other = true;
     if (against_other)
-      inf.dims.fix(positions, where(prog, idx) + " reads positions along it against a fixed "
-                                                   "value (" + n.op_type + ")");
+      inf.dims.fix(raw, where(prog, idx) + " reads positions along it against a fixed value (" +
+                            n.op_type + ")");
+    // Positions against positions moved by an offset or a scale (a sliding window's
+    // q < k + 100): the instance's few positions never reach the window's edge.
+    else if (!raw_offset.empty())
+      inf.dims.fix(raw, where(prog, idx) + " compares positions along it after an offset or a "
+                                             "scale (" + n.op_type + ")");
+    // Positions of two axes the instance shrinks apart (a query's against a key's, from two
+    // inputs) are not ordered as the full ones: judged once every axis is tied (infer.cpp).
+    else
+      inf.position_compares.push_back(std::move(compare));
+  }
+  // Raw positions times raw positions, or under a division or a power (p^2, 1/p, 2^p).
+  if (!raw.empty() && (alg == Algebra::Product || alg == Algebra::Contraction ||
+                       alg == Algebra::Quotient || alg == Algebra::Power)) {
+    size_t holding = 0;
+    for (size_t k = 0; k < in.size(); ++k)
+      if (in[k] && !is_shape_slot(n, k) && !in[k]->symbolic && !in[k]->positions.empty())
+        holding += k > 0 && (alg == Algebra::Quotient || alg == Algebra::Power) ? 2 : 1;
+    if (holding >= 2 || alg == Algebra::Power)
+      inf.dims.fix(raw, where(prog, idx) + " computes a product, quotient or power of positions "
+                                             "along it (" + n.op_type + ")");
   }
   // Positions used as indices are read against the indexed axis, which keeps its full size:
   // a rank's Range(0, 80) + 80 must read rows 80.. of the whole table, and would read them at
   // the reduced size too while the spec's reduced rows moved.
   for (size_t k = 0; k < in.size(); ++k)
-    if (in[k] && schema.is_index_input(k) && !in[k]->positions.empty())
+    if (in[k] && schema.is_index_input(k) && !in[k]->symbolic && !in[k]->positions.empty())
       inf.dims.fix(in[k]->positions, where(prog, idx) + " reads positions along it as indices (" +
                                          n.op_type + ")");
+  // A size, axis or bound is read as a number, and the instance's positions are symbols.
+  for (size_t k = 0; k < in.size(); ++k)
+    if (in[k] && is_shape_slot(n, k) && !in[k]->positions.empty())
+      inf.dims.fix(in[k]->positions, where(prog, idx) + " reads positions along it as a size or "
+                                         "bound (" + n.op_type + ")");
   if (schema.traits.algebra == ops::Algebra::Quotient && !positions.empty() && !outs.empty() && ir::is_integer(outs[0].dtype))
     inf.dims.fix(positions, where(prog, idx) + " divides positions along it in integers");
 
@@ -189,6 +236,7 @@ void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
     o.symbolic = symbolic && !sizes;
     if (sizes) continue;  // sizes, frozen at their full value
     add_vars(inf.dims, o.positions, positions);
+    add_vars(inf.dims, o.offset_positions, moves ? offset : positions);
     o.mask = mask_out;
     add_vars(inf.dims, o.counts, counts);
   }

@@ -159,6 +159,19 @@ class Context {
   // The input symbol of this name; the same name always gives the same symbol.
   Value symbol(const std::string& name);
 
+  // Positions (positions.cpp): the values of a Range along a dimension the reduced instance
+  // shrinks, as symbols, so that nothing is proven from the few values the instance keeps.
+  // position(axis, k, full) is the position of reduced value k along the class `axis`, which
+  // stands for position `full` of the full program: positions of one class compare by k,
+  // which orders them as at full size, and evaluators (a witness) give it `full`.
+  // order_of_positions is the sign of a - b where a - b is c + alpha (p - q) for two positions
+  // of one class, decided by their order alone where every integer gap allows it; nullopt
+  // for anything else.
+  Value position(const std::string& axis, int64_t k, int64_t full);
+  std::optional<int64_t> position_value(const std::string& symbol) const;
+  std::optional<int> order_of_positions(Value a, Value b);
+  bool has_position(Value v) const;  // a position occurs in v, in function arguments too
+
   // Integer inputs (indicators.cpp). integer_input(n, lo, hi) is the input n known to lie in
   // [lo, hi), written with its indicators: lo + sum_{v > lo} (v - lo) [n = v]. indicator(n, v)
   // is [n = v] (0 outside the range; [n = lo] is 1 minus the others). as_integer_function

@@ -107,6 +107,11 @@ struct Context::Impl {
   std::vector<PolyNode> polys;
   InternTable atom_table, mono_table, poly_table;
   std::unordered_map<std::string, AtomId> symbols;
+  struct Position {
+    std::string axis;
+    int64_t k, full;
+  };
+  std::unordered_map<std::string, Position> positions;  // by symbol name
   PairCache mono_mul_cache;
   std::unordered_map<PolyId, Primitive> primitive_cache;
   std::unordered_map<PolyId, Value> recip_cache, exp_cache, log_cache;

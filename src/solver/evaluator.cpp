@@ -25,8 +25,16 @@ constexpr long double kInf = std::numeric_limits<long double>::infinity();
 
 }  // namespace
 
+std::function<Rational(const std::string&)> with_positions(
+    const Context& ctx, std::function<Rational(const std::string&)> symbol_value) {
+  return [&ctx, f = std::move(symbol_value)](const std::string& s) {
+    if (const std::optional<int64_t> k = ctx.position_value(s)) return Rational((long)*k);
+    return f(s);
+  };
+}
+
 Evaluator::Evaluator(const Context& ctx, std::function<Rational(const std::string&)> symbol_value)
-    : ctx_(ctx), symbol_value_(std::move(symbol_value)) {}
+    : ctx_(ctx), symbol_value_(with_positions(ctx, std::move(symbol_value))) {}
 
 std::optional<Rational> Evaluator::exact(Value v) {
   if (!v.is_finite()) return std::nullopt;

@@ -11,9 +11,14 @@
 
 namespace onnx_tv::solver {
 
+// symbol_value with the positions of ctx (Context::position) at their values.
+std::function<Rational(const std::string&)> with_positions(
+    const Context& ctx, std::function<Rational(const std::string&)> symbol_value);
+
 class Evaluator {
  public:
-  // `symbol_value` gives the value of each symbol atom (called once per symbol).
+  // `symbol_value` gives the value of each symbol atom (called once per symbol); positions
+  // are their own values.
   Evaluator(const Context& ctx, std::function<Rational(const std::string& symbol)> symbol_value);
 
   // The exact value if v involves no function atom (and is finite).

@@ -10,7 +10,7 @@ IntervalEvaluator::IntervalEvaluator(const Context& ctx,
                                      std::function<Rational(const std::string&)> symbol_value,
                                      mpfr_prec_t precision)
     : ctx_(ctx),
-      symbol_value_(symbol_value),
+      symbol_value_(with_positions(ctx, symbol_value)),
       own_exact_(std::make_unique<Evaluator>(ctx, std::move(symbol_value))),
       exact_(own_exact_.get()),
       precision_(precision) {}
@@ -18,7 +18,10 @@ IntervalEvaluator::IntervalEvaluator(const Context& ctx,
 IntervalEvaluator::IntervalEvaluator(const Context& ctx,
                                      std::function<Rational(const std::string&)> symbol_value,
                                      mpfr_prec_t precision, Evaluator& exact)
-    : ctx_(ctx), symbol_value_(std::move(symbol_value)), exact_(&exact), precision_(precision) {}
+    : ctx_(ctx),
+      symbol_value_(with_positions(ctx, std::move(symbol_value))),
+      exact_(&exact),
+      precision_(precision) {}
 
 MaybeInterval IntervalEvaluator::eval(Value v) {
   if (!v.is_finite()) throw InternalError("interval of an infinity");

@@ -133,5 +133,37 @@ INSTANTIATE_TEST_SUITE_P(NarrowIntegers, Soundness,
                                          Case{"narrow_int", "shards_uint8", 1}),
                          name);
 
+// Positions from a Range are symbols in a reduced instance (solver/positions.cpp): functions of
+// a position that agree on the two positions per piece it keeps (a square, an interpolated
+// cosine, a window one wider) are told apart, and a causal mask decided by the order alone.
+INSTANTIATE_TEST_SUITE_P(Positions, Soundness,
+                         testing::Values(Case{"positions", "shards", 0},
+                                         Case{"positions", "shards_square", 1},
+                                         Case{"positions", "shards_interpolated", 1},
+                                         Case{"window", "shards", 0},
+                                         Case{"window", "shards_window", 1},
+                                         Case{"causal_range", "shards", 0},
+                                         Case{"causal_range", "shards_offset", 1}),
+                         name);
+
+// Where only the order of positions is read, the sequence still shrinks; a window keeps it.
+TEST(SoundnessReport, PositionsShrinkWhereOnlyTheirOrderIsRead) {
+  for (const char* model : {"positions", "causal_range"}) {
+    CliRun r = run_cli("check " + path(model, "spec.onnx") + " " + path(model, "shards") +
+                       " --no-progress");
+    EXPECT_NE(r.out.find("proven on a reduced instance"), std::string::npos) << model << r.out;
+    EXPECT_NE(r.out.find("x: [256,4] -> [4,2]"), std::string::npos) << model << r.out;
+  }
+  CliRun w = run_cli("check " + path("window", "spec.onnx") + " " + path("window", "shards") +
+                     " --no-progress");
+  EXPECT_NE(w.out.find("compares positions along it after an offset or a scale"),
+            std::string::npos) << w.out;
+  // The interpolated cosine is refuted at the full position its element stands for.
+  CliRun i = run_cli("check " + path("positions", "spec.onnx") + " " +
+                     path("positions", "shards_interpolated") + " --no-progress");
+  EXPECT_NE(i.out.find("at full size: element [128,0]"), std::string::npos) << i.out;
+  EXPECT_NE(i.out.find("spec = 0.391857"), std::string::npos) << i.out;  // cos(128 / 2)
+}
+
 }  // namespace
 }  // namespace onnx_tv::e2e

@@ -69,7 +69,20 @@ x's shape (its 4 rows, an axis that reduction shrinks); one rank writes K = 4 (s
 or 2 (shards_k2, right only where x has 2 rows). one_hot_depth: x[3] scaled by how many of three
 constant labels (1, 5, 7) a one-hot holds, its depth read from the shape of z[8]; a rank writes
 depth 8 (shards, correct) or 2 (shards_depth2, wrong: labels 5 and 7 are then outside). K and a depth are extents of axes that keep
-their full size, so the values keep it too when computed from a reduced shape."""
+their full size, so the values keep it too when computed from a reduced shape.
+positions: the spec scales x[256, 4] by cos(p / 2) at positions p = Range(0, 256); two ranks
+hold 128 rows each and make their positions as Range(128 r, 128 r + 128) (shards, correct).
+shards_square writes p + p(p - 1)(p - 2)(p - 3) for p (wrong beyond position 3), and
+shards_interpolated writes 1 + p (cos(1/2) - 1) for cos(p / 2) (wrong beyond position 1): both
+agree with the spec on the two positions per piece a reduced instance keeps. Positions are
+symbols there, so neither is proven; the square keeps its axis whole and is refuted.
+window: the spec attends x[256, 4] to itself under a causal sliding window of 100 positions,
+the mask made by comparing two Ranges (key j kept for query i where j <= i < j + 100); two
+ranks hold 128 query rows each and all of x as keys. shards is correct, shards_window uses a
+window of 101 (wrong from distance 100 on). A comparison of shifted positions keeps the
+sequence whole. causal_range: the same without a window, which a reduced instance proves (the
+order of two positions is kept), and shards_offset, whose rank 1 makes its positions as
+Range(0, 128) (wrong: its queries see keys 0..i only)."""
 import json
 import os
 import sys
@@ -596,10 +609,107 @@ def narrow_int_cases(out):
                                                   "shards_uint8": [rank(True)]})
 
 
+def positions_cases(out):
+    seq, dim, ranks = 256, 4, 2
+    b = seq // ranks
+    N = helper.make_node
+
+    def table(start, end, form):
+        nodes = [const("start", start, TensorProto.INT64), const("end", end, TensorProto.INT64),
+                 const("step", 1, TensorProto.INT64), const("half", 0.5),
+                 const("axes", [1], TensorProto.INT64, [1]),
+                 N("Range", ["start", "end", "step"], ["pi"], name="/range"),
+                 N("Cast", ["pi"], ["p"], name="/cast", to=F)]
+        if form == "square":  # p + p(p - 1)(p - 2)(p - 3): p at 0..3, not beyond
+            nodes += [const("c1", 1.0), const("c2", 2.0), const("c3", 3.0),
+                      N("Sub", ["p", "c1"], ["p1"], name="/p1"), N("Sub", ["p", "c2"], ["p2"], name="/p2"),
+                      N("Sub", ["p", "c3"], ["p3"], name="/p3"), N("Mul", ["p", "p1"], ["a"], name="/a"),
+                      N("Mul", ["a", "p2"], ["b"], name="/b"), N("Mul", ["b", "p3"], ["c"], name="/c"),
+                      N("Add", ["p", "c"], ["q"], name="/q")]
+        else:
+            nodes.append(N("Identity", ["p"], ["q"], name="/q"))
+        if form == "interpolated":  # 1 + p (cos(1/2) - 1): cos(p / 2) at 0 and 1, not beyond
+            nodes += [const("one", 1.0), N("Cos", ["half"], ["cos_half"], name="/cos_half"),
+                      N("Sub", ["cos_half", "one"], ["slope"], name="/slope"),
+                      N("Mul", ["q", "slope"], ["rise"], name="/rise"),
+                      N("Add", ["rise", "one"], ["cs"], name="/cos")]
+        else:
+            nodes += [N("Mul", ["q", "half"], ["angle"], name="/angle"),
+                      N("Cos", ["angle"], ["cs"], name="/cos")]
+        return nodes + [N("Unsqueeze", ["cs", "axes"], ["cs2"], name="/unsqueeze")]
+
+    spec = model(table(0, seq, "") + [N("Mul", ["x", "cs2"], ["y"], name="/scale")],
+                 [vi("x", [seq, dim])], [vi("y", [seq, dim])])
+
+    def rank(r, form):
+        nodes = table(r * b, r * b + b, form) + [N("Mul", ["x_local", "cs2"], ["y_local"], name="/scale")]
+        binds = [{"value": "x_local", "spec": "x", "slice": [[r * b, r * b + b], None]},
+                 {"value": "y_local", "spec": "y", "slice": [[r * b, r * b + b], None]}]
+        return model(nodes, [vi("x_local", [b, dim])], [vi("y_local", [b, dim])], binds)
+
+    write(os.path.join(out, "positions"), spec, {
+        "shards": [rank(r, "") for r in range(ranks)],
+        "shards_square": [rank(r, "square") for r in range(ranks)],
+        "shards_interpolated": [rank(r, "interpolated") for r in range(ranks)]})
+
+
+def window_cases(out):
+    seq, dim, ranks, window = 256, 4, 2, 100
+    b = seq // ranks
+    N = helper.make_node
+
+    def attention(q, y, q_start, q_end, w):
+        # Key j is kept for query i where j <= i (and i < j + w): a bias of 0 or -inf.
+        nodes = [const("qs", q_start, TensorProto.INT64), const("qe", q_end, TensorProto.INT64),
+                 const("ks", 0, TensorProto.INT64), const("ke", seq, TensorProto.INT64),
+                 const("one", 1, TensorProto.INT64), const("ax1", [1], TensorProto.INT64, [1]),
+                 const("ax0", [0], TensorProto.INT64, [1]),
+                 N("Range", ["qs", "qe", "one"], ["qi"], name="/query_positions"),
+                 N("Range", ["ks", "ke", "one"], ["kj"], name="/key_positions"),
+                 N("Unsqueeze", ["qi", "ax1"], ["qc"], name="/query_column"),
+                 N("Unsqueeze", ["kj", "ax0"], ["kr"], name="/key_row"),
+                 N("LessOrEqual", ["kr", "qc"], ["keep"], name="/causal")]
+        if w:
+            nodes += [const("w", w, TensorProto.INT64), N("Add", ["kr", "w"], ["kw"], name="/window_end"),
+                      N("Less", ["qc", "kw"], ["inside"], name="/inside"),
+                      N("And", ["keep", "inside"], ["kept"], name="/kept")]
+        else:
+            nodes.append(N("Identity", ["keep"], ["kept"], name="/kept"))
+        return nodes + [
+            const("zero", 0.0), const("ninf", float("-inf")),
+            N("Where", ["kept", "zero", "ninf"], ["bias"], name="/bias"),
+            N("Transpose", ["x"], ["xt"], name="/keys", perm=[1, 0]),
+            N("MatMul", [q, "xt"], ["s"], name="/scores"),
+            N("Add", ["s", "bias"], ["sm"], name="/masked"),
+            N("Softmax", ["sm"], ["p"], name="/softmax", axis=1),
+            N("MatMul", ["p", "x"], [y], name="/mix")]
+
+    def plan(w, start_of=lambda r: r * b):
+        ranks_out = []
+        for r in range(ranks):
+            binds = [{"value": "x_local", "spec": "x", "slice": [[r * b, r * b + b], None]},
+                     {"value": "x", "spec": "x"},
+                     {"value": "y_local", "spec": "y", "slice": [[r * b, r * b + b], None]}]
+            s = start_of(r)
+            ranks_out.append(model(attention("x_local", "y_local", s, s + b, w),
+                                   [vi("x_local", [b, dim]), vi("x", [seq, dim])],
+                                   [vi("y_local", [b, dim])], binds))
+        return ranks_out
+
+    for name, w in (("window", window), ("causal_range", 0)):
+        spec = model(attention("x", "y", 0, seq, w), [vi("x", [seq, dim])], [vi("y", [seq, dim])])
+        shards = {"shards": plan(w)}
+        if w:
+            shards["shards_window"] = plan(w + 1)
+        else:
+            shards["shards_offset"] = plan(w, start_of=lambda r: 0)
+        write(os.path.join(out, name), spec, shards)
+
+
 CASES = [f16_cases, masked_mean_cases, count_part_cases, variance_cases, periodic_table_cases,
          cancelled_cases, reciprocal_cases, hidden_count_cases, cases_count_cases, hidden_sums_cases,
          causal_mask_cases, index_positions_cases, index_table_cases, count_from_shape_cases,
-         narrow_int_cases]
+         narrow_int_cases, positions_cases, window_cases]
 
 
 def main():
