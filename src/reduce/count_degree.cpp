@@ -120,11 +120,24 @@ class Walker {
       } else if (alg == Algebra::Gather) {
         d = deg(1, k) > 0 ? kUnbounded : deg(0, k);
       } else if (alg == Algebra::Scatter) {
-        // Each element is the data's plus updates that may land on it, from anywhere in the
-        // updates: a sum along every axis of the updates, as a contraction's.
-        std::vector<int64_t> every(dims.size() > 2 && dims[2] ? dims[2]->dims.size() : 0);
+        // Each element is the data's plus updates that may land on it: from anywhere in the
+        // updates for ScatterND, a sum along every axis of them as a contraction's; from its
+        // own row along the axis for ScatterElements; one update, summed with nothing, for a
+        // scatter without a reduction.
+        const ir::Attribute* r = n.attribute("reduction");
+        const size_t rank2 = dims.size() > 2 && dims[2] ? dims[2]->dims.size() : 0;
+        std::vector<int64_t> along;
+        if (r && r->s != "none") {
+          if (n.op_type == "ScatterElements") {
+            const int64_t a = n.attribute("axis") ? n.attribute("axis")->i : 0;
+            along.push_back(a < 0 ? a + int64_t(rank2) : a);
+          } else {
+            for (size_t a = 0; a < rank2; ++a) along.push_back(int64_t(a));
+          }
+        }
+        std::vector<int64_t> every(rank2);
         for (size_t a = 0; a < every.size(); ++a) every[a] = int64_t(a);
-        d = deg(1, k) > 0 ? kUnbounded : std::max(deg(0, k), add(deg(2, k), axis_occ(2, every, k)));
+        d = deg(1, k) > 0 ? kUnbounded : std::max(deg(0, k), add(deg(2, k), axis_occ(2, along, k)));
         if (reduction_multiplies(n)) d = deg(2, k) > 0 || axis_occ(2, every, k) > 0 ? kUnbounded : deg(0, k);
       } else if (alg == Algebra::Select) {
         d = deg(0, k) > 0 ? kUnbounded : std::max(deg(1, k), deg(2, k));

@@ -167,9 +167,12 @@ void run_comm(Inference& inf, const ir::Plan& plan, const exec::Step& step) {
   // all-reduced 1 is the group's size): the count keeps its full size.
   if (sums && !out.symbolic) fix_spanned(inf, first.comm->group, here + " sums data that does not depend on the inputs over it");
   // A sum over ranks of routing data counts over them (tokens routed to an expert on every
-  // rank of the group): the ranks are kept, as a count along a dimension is (sizes_as_data.cpp).
+  // rank of the group), as a sum along a dimension does: where the count is read as an
+  // integer (a capacity, an index), the ranks are kept (sizes_as_data.cpp). An expert's load
+  // only summed and passed out is a polynomial of degree 1 in the count, which 2 and 3 prove.
   const bool routing = out.symbolic && (out.mask || ir::is_integer(out.dtype) || out.dtype == ir::DType::Bool);
-  if (sums && routing) fix_spanned(inf, first.comm->group, here + " sums routing data over it");
+  if (sums && routing)
+    for (size_t a : spanned_axes(inf, first.comm->group)) add_vars(inf.dims, out.counts, inf.mesh_counts[a]);
   const size_t r = out.dims.size();
   auto axis_of = [&](int64_t a) {
     const int64_t n = a < 0 ? a + int64_t(r) : a;

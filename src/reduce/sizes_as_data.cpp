@@ -134,10 +134,20 @@ void follow_sizes_as_data(Inference& inf, ProgramDims& prog, size_t idx,
       if (gemm && n.attribute("transA") && n.attribute("transA")->i) ka = 0;
       add_vars(inf.dims, counts, x->dims[size_t(ka)]);
     }
-    if (alg == Algebra::Scatter)  // a scatter-add of routing data counts what lands together
-      for (const DimValue* v : in)
-        if (v)
-          for (const Axis& d : v->dims) add_vars(inf.dims, counts, d);
+    // A scatter with a reduction combines the updates that land on one element: along its axis
+    // for ScatterElements (the other axes of an update are its element's own), along any axis
+    // of the updates for ScatterND. Without one (a mask's ones written at the top-k experts)
+    // nothing is combined, so nothing is counted.
+    const ir::Attribute* reduction = n.attribute("reduction");
+    if (alg == Algebra::Scatter && reduction && reduction->s != "none") {
+      const bool elements = n.op_type == "ScatterElements";
+      int64_t axis = elements && n.attribute("axis") ? n.attribute("axis")->i : 0;
+      for (size_t k = 1; k < in.size(); ++k)
+        if (in[k])
+          for (size_t d = 0; d < in[k]->dims.size(); ++d)
+            if (!elements || int64_t(d) == norm_axis(axis, in[k]->dims.size()))
+              add_vars(inf.dims, counts, in[k]->dims[d]);
+    }
   }
   if (!counts.empty()) {
     // Read as an integer: by a piecewise op, as an index, cast to an integer type, divided in
