@@ -167,13 +167,20 @@ Instance reduce_or_refuse(CheckResult& res, const CheckOptions& options, ir::Gra
       res.reduction.kept_full.insert(res.reduction.kept_full.begin(), fewer.kept.begin(),
                                      fewer.kept.end());
       if (o.reduced->reduced_elements > options.max_elements) {
+        // The first reasons only (a real plan has thousands, one per rank and micro-batch);
+        // the report's reduction section and --json list them all.
         std::string why;
-        for (const auto& k : res.reduction.kept_full) why += "\n  " + k;
+        const size_t shown = std::min<size_t>(res.reduction.kept_full.size(), 10);
+        for (size_t k = 0; k < shown; ++k) why += "\n  " + res.reduction.kept_full[k];
+        if (shown < res.reduction.kept_full.size())
+          why += "\n  ... (" + std::to_string(res.reduction.kept_full.size()) +
+                 " reasons in all; --json lists them)";
         res.verdict = Verdict::Unknown;
         res.message = "the reduced instance still holds " +
                       std::to_string(o.reduced->reduced_elements) +
                       " tensor elements, beyond the limit of " + std::to_string(options.max_elements) +
-                      " (--max-elements); these dimensions keep their full size:" + why;
+                      " (--max-elements)" +
+                      (why.empty() ? "" : "; these dimensions keep their full size:" + why);
         return Instance::Refused;
       }
       sum_sites = std::move(o.reduced->sum_sites);

@@ -104,5 +104,20 @@ TEST(EdgeCases, FlatGradientBucketIsChecked) {
   }
 }
 
+// An instance over --max-elements names the first ten reasons it keeps dimensions whole and
+// counts the rest (a real plan has one per rank and micro-batch, thousands of lines).
+TEST(EdgeCases, ATooLargeInstanceListsTenReasons) {
+  CliRun r = check_case("many_kept", "shards --max-elements 10 --no-progress");
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  const std::string message = r.out.substr(0, r.out.find("shape reduction:"));
+  size_t lines = 0;
+  for (size_t at = message.find("concatenates along it"); at != std::string::npos;
+       at = message.find("concatenates along it", at + 1))
+    ++lines;
+  EXPECT_EQ(lines, 10u) << message;
+  EXPECT_TRUE(says(r, "(24 reasons in all; --json lists them)")) << r.out;
+  EXPECT_EQ(check_case("many_kept", "shards --no-progress").exit_code, 0);
+}
+
 }  // namespace
 }  // namespace onnx_tv::e2e

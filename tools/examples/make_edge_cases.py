@@ -15,7 +15,9 @@ nan_log, nan_zero_inf, nan_const: a rank value undefined over the reals (log of 
   a NaN initializer), on inputs too large to check at full size.
 relu_odd: relu(x) - relu(-x) for x (shards) and relu(x) + relu(-x) for x (shards_wrong).
 uneven_gather: rows 0-1 and 2-5 of x on two ranks, gathered back by an AllGather of pieces of
-  different sizes (shards); the same gathered in the wrong order (shards_wrong)."""
+  different sizes (shards); the same gathered in the wrong order (shards_wrong).
+many_kept: twelve inputs x<i>[3, 4], each concatenated with two rows of its own, so twelve
+  dimensions of size 3 keep their full size for twelve reasons; one rank runs the spec."""
 import json
 import os
 import sys
@@ -226,6 +228,17 @@ def uneven_gather(out):
     save(out, None, *ranks([1, 0]), shards="shards_wrong")
 
 
+def many_kept(out):
+    nodes, inputs, outputs, binds = [], [], [], []
+    for i in range(12):
+        nodes += [const("pad%d" % i, np.zeros((2, 4), np.float32)),
+                  helper.make_node("Concat", ["x%d" % i, "pad%d" % i], ["y%d" % i], name="/concat%d" % i, axis=0)]
+        inputs.append(vi("x%d" % i, [3, 4]))
+        outputs.append(vi("y%d" % i, [5, 4]))
+        binds += [{"value": "x%d" % i, "spec": "x%d" % i}, {"value": "y%d" % i, "spec": "y%d" % i}]
+    save(out, model(nodes, inputs, outputs), [model(nodes, inputs, outputs, bindings=binds)])
+
+
 def main(out):
     d = lambda name: os.path.join(out, name)
     mean_2p24(d("mean_2p24"))
@@ -240,6 +253,7 @@ def main(out):
     nan_value(d("nan_const"), "nan")
     relu_odd(d("relu_odd"))
     uneven_gather(d("uneven_gather"))
+    many_kept(d("many_kept"))
 
 
 if __name__ == "__main__":
