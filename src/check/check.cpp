@@ -213,7 +213,14 @@ struct CountedRouting {
   std::string what;
 };
 
-using Retry = std::variant<CountedReplicas, CountedSum, CountedRouting>;
+// A value that differs, or a comparison left undecided, as a function of positions along a
+// dimension the instance shrinks (solver/positions.cpp): the instance keeps too few positions
+// to tell, and the check runs at full size, where positions are numbers.
+struct PositionsUndecided {
+  std::string what;
+};
+
+using Retry = std::variant<CountedReplicas, CountedSum, CountedRouting, PositionsUndecided>;
 
 // Whether the instance is smaller than the plan: fewer tokens, ranks or micro-batches.
 bool smaller_instance(const CheckResult& res) {
@@ -241,14 +248,20 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
   }
   const std::string tag = staged ? " (stage-wise)" : "";
   const exec::RunLimits limits = run_limits(options);
-  exec::run_graph(
-      ctx, spec, spec_env, limits,
-      [&](int64_t d, int64_t t) { report(options, "spec" + tag, d, t); }, spec_hook);
-  exec::check_declared_shapes(spec, spec_env);
-  std::vector<exec::Env> envs = rank_inputs(ctx, plan, bound, spec_env);
-  exec::run_plan(
-      ctx, plan, linked, envs, limits,
-      [&](int64_t d, int64_t t) { report(options, "plan" + tag, d, t); }, rank_hook);
+  std::vector<exec::Env> envs;
+  try {
+    exec::run_graph(
+        ctx, spec, spec_env, limits,
+        [&](int64_t d, int64_t t) { report(options, "spec" + tag, d, t); }, spec_hook);
+    exec::check_declared_shapes(spec, spec_env);
+    envs = rank_inputs(ctx, plan, bound, spec_env);
+    exec::run_plan(
+        ctx, plan, linked, envs, limits,
+        [&](int64_t d, int64_t t) { report(options, "plan" + tag, d, t); }, rank_hook);
+  } catch (const UndecidedPositions& e) {
+    if (!smaller_instance(res)) throw;
+    return PositionsUndecided{e.message()};
+  }
   for (int64_t r = 0; r < plan.world_size; ++r)
     exec::check_declared_shapes(plan.program_of(r), envs[r]);
   auto obs = build_obligations(spec, plan, bound, spec_env, envs, res.warnings);
@@ -366,6 +379,12 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
     res.verdict = Verdict::Equivalent;
   else
     report_failures(res, ctx, search, spec, spec_env, plan, linked, envs, obs, failed);
+  if (res.verdict == Verdict::Unknown && res.mismatch && smaller_instance(res))
+    for (const Failure& f : failed)
+      if (!f.refuted && (ctx.has_position(f.spec_value) || ctx.has_position(f.plan_value)))
+        return PositionsUndecided{"spec output '" + res.mismatch->spec_output + "' element " +
+                                  ir::index_string(res.mismatch->element) +
+                                  " differs as a function of positions"};
   if (!totals.sum_sites) return std::nullopt;
   auto counted = confirm_sums(ctx, *totals.sum_sites, spec, spec_env, plan, envs, form);
   if (!counted) return std::nullopt;
@@ -409,22 +428,27 @@ std::optional<Retry> prove_all(CheckResult& res, const CheckOptions& options,
     guards.sum_sites = totals.sum_sites;
     guards.smaller = smaller_instance(res);
     std::string why_not;
-    if (options.fold &&
-        prove_folded(attempt, options, spec, plan, bound, run_limits(options), guards, why_not)) {
-      res = std::move(attempt);
-      return std::nullopt;
-    }
-    if (options.fold && options.trace) options.trace("depth fold", "not used: " + why_not, 0, 0);
-    link();
-    attempt = res;
-    StageCounts counts;
-    if (prove_by_stages(attempt, options, spec, plan, linked, bound, run_limits(options), guards,
-                        counts, why_not)) {
-      attempt.stats.stages = counts.stages;
-      attempt.stats.stages_proven = counts.distinct;
-      attempt.stats.stages_reused = counts.reused;
-      res = std::move(attempt);
-      return std::nullopt;
+    try {
+      if (options.fold &&
+          prove_folded(attempt, options, spec, plan, bound, run_limits(options), guards, why_not)) {
+        res = std::move(attempt);
+        return std::nullopt;
+      }
+      if (options.fold && options.trace) options.trace("depth fold", "not used: " + why_not, 0, 0);
+      link();
+      attempt = res;
+      StageCounts counts;
+      if (prove_by_stages(attempt, options, spec, plan, linked, bound, run_limits(options), guards,
+                          counts, why_not)) {
+        attempt.stats.stages = counts.stages;
+        attempt.stats.stages_proven = counts.distinct;
+        attempt.stats.stages_reused = counts.reused;
+        res = std::move(attempt);
+        return std::nullopt;
+      }
+    } catch (const UndecidedPositions& e) {
+      if (!smaller_instance(res)) throw;
+      return PositionsUndecided{e.message()};
     }
     if (options.trace) options.trace("stage obligations", "not concluded: " + why_not, 0, 0);
   }
@@ -546,6 +570,14 @@ Tried try_instance(CheckResult& res, const CheckOptions& options, const ir::Grap
                             routing->what.substr(0, 160) +
                             (routing->what.size() > 160 ? " ...)" : ")") +
                             " is read as an integer, which depends on how many there are";
+    kept.shape_reduction = kept.every_rank = kept.micro_batches = why;
+    res.warnings.push_back("shape reduction not used: " + why);
+    return Tried::Again;
+  }
+  if (const auto* positions = std::get_if<PositionsUndecided>(&*retry)) {
+    const std::string why = positions->what.substr(0, 300) +
+                            " on a reduced instance, whose few positions along a shrunk dimension "
+                            "cannot tell (docs/shape-reduction.md, \"Positions\")";
     kept.shape_reduction = kept.every_rank = kept.micro_batches = why;
     res.warnings.push_back("shape reduction not used: " + why);
     return Tried::Again;

@@ -48,6 +48,13 @@ class Unsupported : public Error {
   using Error::Error;
 };
 
+// A comparison of positions that a reduced instance leaves undecided (solver/positions.cpp):
+// UNKNOWN like Unsupported, and a reason for the check to run again at full size.
+class UndecidedPositions : public Unsupported {
+ public:
+  using Unsupported::Unsupported;
+};
+
 // A limit the user set (--max-memory, --max-elements) was reached: UNKNOWN like Unsupported,
 // but never a reason for a phase to fall back to another way of checking (which would only
 // need more).

@@ -51,7 +51,7 @@ Value compare_values(Context& ctx, Cmp c, Value x, Value y) {
   if (!sign) {
     if (std::optional<Value> v = compare_integer_function(ctx, c, x, y)) return *v;
     if (ctx.has_position(x) || ctx.has_position(y))
-      throw Unsupported(std::string(cmp_name(c)) + " of " + ctx.to_string(x) + " and " +
+      throw UndecidedPositions(std::string(cmp_name(c)) + " of " + ctx.to_string(x) + " and " +
                         ctx.to_string(y) + " is not decided: it compares positions along a " +
                         "dimension the reduced instance shrinks, and their order alone does " +
                         "not decide it (an offset, a window or a scale; docs/shape-reduction.md, " +

@@ -140,6 +140,7 @@ INSTANTIATE_TEST_SUITE_P(Positions, Soundness,
                          testing::Values(Case{"positions", "shards", 0},
                                          Case{"positions", "shards_square", 1},
                                          Case{"positions", "shards_interpolated", 1},
+                                         Case{"positions", "shards_interpolated_first", 1},
                                          Case{"window", "shards", 0},
                                          Case{"window", "shards_window", 1},
                                          Case{"causal_range", "shards", 0},
@@ -163,6 +164,13 @@ TEST(SoundnessReport, PositionsShrinkWhereOnlyTheirOrderIsRead) {
                      path("positions", "shards_interpolated") + " --no-progress");
   EXPECT_NE(i.out.find("at full size: element [128,0]"), std::string::npos) << i.out;
   EXPECT_NE(i.out.find("spec = 0.391857"), std::string::npos) << i.out;  // cos(128 / 2)
+  // Interpolated where the instance keeps positions 0 and 1 only: no witness on the instance,
+  // so the check runs again at full size and refutes there.
+  CliRun f = run_cli("check " + path("positions", "spec.onnx") + " " +
+                     path("positions", "shards_interpolated_first") + " --no-progress");
+  EXPECT_EQ(f.exit_code, 1) << f.out;
+  EXPECT_NE(f.out.find("shape reduction not used: spec output 'y' element [0,0] differs as a "
+                       "function of positions"), std::string::npos) << f.out;
 }
 
 }  // namespace

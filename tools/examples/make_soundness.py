@@ -76,6 +76,8 @@ shards_square writes p + p(p - 1)(p - 2)(p - 3) for p (wrong beyond position 3),
 shards_interpolated writes 1 + p (cos(1/2) - 1) for cos(p / 2) (wrong beyond position 1): both
 agree with the spec on the two positions per piece a reduced instance keeps. Positions are
 symbols there, so neither is proven; the square keeps its axis whole and is refuted.
+shards_interpolated_first interpolates on rank 0 only, whose positions 0 and 1 the instance
+keeps: no witness there tells the forms apart, and the check runs again at full size.
 window: the spec attends x[256, 4] to itself under a causal sliding window of 100 positions,
 the mask made by comparing two Ranges (key j kept for query i where j <= i < j + 100); two
 ranks hold 128 query rows each and all of x as keys. shards is correct, shards_window uses a
@@ -650,7 +652,8 @@ def positions_cases(out):
     write(os.path.join(out, "positions"), spec, {
         "shards": [rank(r, "") for r in range(ranks)],
         "shards_square": [rank(r, "square") for r in range(ranks)],
-        "shards_interpolated": [rank(r, "interpolated") for r in range(ranks)]})
+        "shards_interpolated": [rank(r, "interpolated") for r in range(ranks)],
+        "shards_interpolated_first": [rank(r, "interpolated" if r == 0 else "") for r in range(ranks)]})
 
 
 def window_cases(out):
