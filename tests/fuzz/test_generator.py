@@ -46,6 +46,29 @@ class MeanLiterals(unittest.TestCase):
         self.assertGreater(checked, 50)
 
 
+class PositionsFamily(unittest.TestCase):
+    """Each bug of the positions family is wrong at full size and each correct form right, by
+    the float64 run the campaign judges verdicts with."""
+
+    def test_bugs_are_wrong_and_other_forms_right(self):
+        import tempfile
+        from fuzz import fam_positions, oracle
+        base = dict(family="positions", seed=0, n=2, rows=65, h=1, a=0.25, c=1.0, window=70,
+                    bad_rank=0)
+        cases = [("table", "cos", None, "other", "agree"), ("mask", "cos", None, "other", "agree"),
+                 ("table", "cos", "square", "plain", "disagree"),
+                 ("table", "cos", "interpolate", "plain", "disagree"),
+                 ("table", "affine", "interpolate", "plain", "agree"),  # affine: exact
+                 ("mask", "cos", "window", "plain", "disagree"),
+                 ("mask", "cos", "late", "plain", "disagree")]
+        with tempfile.TemporaryDirectory() as d:
+            for plan, f, bug, form, truth in cases:
+                rec = dict(base, plan=plan, f=f, bug=bug, form=form)
+                with self.subTest(plan=plan, f=f, bug=bug, form=form):
+                    folder = fam_positions.write(rec, os.path.join(d, "case"))
+                    self.assertEqual(oracle.numeric_truth(folder), truth)
+
+
 def rec_dim(rec, st):
     return R.values(rec)[st["ins"][0]][0][st["axis"]]
 

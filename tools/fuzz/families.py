@@ -4,7 +4,7 @@ issue_class(rec). A recipe names its family in `family`; recipes without one are
 """
 import random
 
-from . import fam_counts, fam_lookup, fam_route, fam_train, train_lower
+from . import fam_counts, fam_lookup, fam_positions, fam_route, fam_train, train_lower
 
 
 class _Train:
@@ -15,9 +15,10 @@ class _Train:
     issue_class = staticmethod(fam_train.issue_class)
 
 
-FAMILIES = {"train": _Train, "counts": fam_counts, "lookup": fam_lookup, "route": fam_route}
+FAMILIES = {"train": _Train, "counts": fam_counts, "lookup": fam_lookup, "route": fam_route,
+            "positions": fam_positions}
 # share of seeds each family takes; the rest are step programs
-SHARES = [("train", 0.3), ("counts", 0.12), ("lookup", 0.08), ("route", 0.06)]
+SHARES = [("train", 0.3), ("counts", 0.12), ("lookup", 0.08), ("route", 0.06), ("positions", 0.06)]
 
 
 def pick(seed):
