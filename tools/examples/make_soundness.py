@@ -78,6 +78,9 @@ agree with the spec on the two positions per piece a reduced instance keeps. Pos
 symbols there, so neither is proven; the square keeps its axis whole and is refuted.
 shards_interpolated_first interpolates on rank 0 only, whose positions 0 and 1 the instance
 keeps: no witness there tells the forms apart, and the check runs again at full size.
+shards_literal makes rank r's positions as Range(0, 128) + 128 r (correct): the literal is a
+full-size offset the instance does not rewrite, so the check runs at full size (a reduced
+instance refuted it before positions were symbols).
 window: the spec attends x[256, 4] to itself under a causal sliding window of 100 positions,
 the mask made by comparing two Ranges (key j kept for query i where j <= i < j + 100); two
 ranks hold 128 query rows each and all of x as keys. shards is correct, shards_window uses a
@@ -617,11 +620,17 @@ def positions_cases(out):
     N = helper.make_node
 
     def table(start, end, form):
-        nodes = [const("start", start, TensorProto.INT64), const("end", end, TensorProto.INT64),
-                 const("step", 1, TensorProto.INT64), const("half", 0.5),
-                 const("axes", [1], TensorProto.INT64, [1]),
-                 N("Range", ["start", "end", "step"], ["pi"], name="/range"),
-                 N("Cast", ["pi"], ["p"], name="/cast", to=F)]
+        nodes = [const("step", 1, TensorProto.INT64), const("half", 0.5),
+                 const("axes", [1], TensorProto.INT64, [1])]
+        if form == "literal":  # Range(0, rows) + start, as torch.arange(rows) + offset exports
+            nodes += [const("start", 0, TensorProto.INT64), const("end", end - start, TensorProto.INT64),
+                      const("offset", start, TensorProto.INT64),
+                      N("Range", ["start", "end", "step"], ["local"], name="/range"),
+                      N("Add", ["local", "offset"], ["pi"], name="/offset")]
+        else:
+            nodes += [const("start", start, TensorProto.INT64), const("end", end, TensorProto.INT64),
+                      N("Range", ["start", "end", "step"], ["pi"], name="/range")]
+        nodes.append(N("Cast", ["pi"], ["p"], name="/cast", to=F))
         if form == "square":  # p + p(p - 1)(p - 2)(p - 3): p at 0..3, not beyond
             nodes += [const("c1", 1.0), const("c2", 2.0), const("c3", 3.0),
                       N("Sub", ["p", "c1"], ["p1"], name="/p1"), N("Sub", ["p", "c2"], ["p2"], name="/p2"),
@@ -653,7 +662,8 @@ def positions_cases(out):
         "shards": [rank(r, "") for r in range(ranks)],
         "shards_square": [rank(r, "square") for r in range(ranks)],
         "shards_interpolated": [rank(r, "interpolated") for r in range(ranks)],
-        "shards_interpolated_first": [rank(r, "interpolated" if r == 0 else "") for r in range(ranks)]})
+        "shards_interpolated_first": [rank(r, "interpolated" if r == 0 else "") for r in range(ranks)],
+        "shards_literal": [rank(r, "literal") for r in range(ranks)]})
 
 
 def window_cases(out):
