@@ -229,6 +229,13 @@ bool smaller_instance(const CheckResult& res) {
                                    !res.reduction.fewer_micro_batches.empty());
 }
 
+// Called in a handler of `e`: on an instance smaller than the plan, the retry at full size;
+// at full size the UNKNOWN it is.
+PositionsUndecided positions_retry(const CheckResult& res, const UndecidedPositions& e) {
+  if (!smaller_instance(res)) throw;
+  return PositionsUndecided{e.message()};
+}
+
 // One exact run: both sides symbolically, obligations compared, a failure explained. A staged
 // run (check/stage_cuts.h) compares each obligation as a whole-program run does, with
 // unfolding first; its UNKNOWN is left to the whole-program runs (see run()).
@@ -259,8 +266,7 @@ std::optional<Retry> prove_plan(CheckResult& res, const CheckOptions& options,
         ctx, plan, linked, envs, limits,
         [&](int64_t d, int64_t t) { report(options, "plan" + tag, d, t); }, rank_hook);
   } catch (const UndecidedPositions& e) {
-    if (!smaller_instance(res)) throw;
-    return PositionsUndecided{e.message()};
+    return positions_retry(res, e);
   }
   for (int64_t r = 0; r < plan.world_size; ++r)
     exec::check_declared_shapes(plan.program_of(r), envs[r]);
@@ -447,8 +453,7 @@ std::optional<Retry> prove_all(CheckResult& res, const CheckOptions& options,
         return std::nullopt;
       }
     } catch (const UndecidedPositions& e) {
-      if (!smaller_instance(res)) throw;
-      return PositionsUndecided{e.message()};
+      return positions_retry(res, e);
     }
     if (options.trace) options.trace("stage obligations", "not concluded: " + why_not, 0, 0);
   }

@@ -163,18 +163,14 @@ struct Rewriter {
         axis.kind = ir::Attribute::Kind::String;
         axis.s = "v" + std::to_string(leaves.back());
         n.attributes["axis"] = axis;
-        // The full program's position each element stands for: the same digit on every
-        // factor (reduced_dim.h), from the Range's own start.
+        // The full program's position each element stands for, from the Range's own start.
+        ReducedDim dim{n.outputs[0], 0, len, rlen, {}};
+        for (Var v : leaves) dim.factors.push_back({inf.dims.full_of(v), inf.dims.reduced_extent(v), ""});
         full.kind = ir::Attribute::Kind::Ints;
         for (int64_t i = 0; i < rlen; ++i) {
-          int64_t rest = i, index = 0, rstride = rlen, fstride = len;
-          for (Var v : leaves) {
-            rstride /= inf.dims.reduced_extent(v);
-            fstride /= inf.dims.full_of(v);
-            index += rest / rstride * fstride;
-            rest %= rstride;
-          }
-          full.ints.push_back(s + index * d);
+          const std::optional<int64_t> index = full_position(dim, i);
+          ONNX_TV_ASSERT(index.has_value(), "a Range's axis without its factors");
+          full.ints.push_back(s + *index * d);
         }
         n.attributes["full"] = full;
       }

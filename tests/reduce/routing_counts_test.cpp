@@ -11,6 +11,28 @@ namespace {
 
 constexpr int64_t kExperts = 4;
 
+// One program on dp ranks of a "dp" mesh, each value bound by its placement along dp.
+ir::Plan dp_plan(const ir::Graph& program, int64_t dp,
+                 const std::vector<std::pair<std::string, ir::Placement>>& values) {
+  ir::Plan plan;
+  plan.programs.push_back(std::make_shared<const ir::Graph>(program));
+  plan.mesh = ir::Mesh{{"dp"}, {dp}};
+  plan.world_size = dp;
+  plan.rank_program.assign(size_t(dp), 0);
+  for (int64_t r = 0; r < dp; ++r)
+    for (const auto& [value, place] : values) {
+      ir::Binding bind;
+      bind.rank = r;
+      bind.value = bind.spec = value;
+      bind.placements = {place};
+      bind.origin = "rank " + std::to_string(r) + " '" + value + "'";
+      plan.bindings.push_back(bind);
+    }
+  return plan;
+}
+
+const ir::Placement kShard{ir::Placement::Kind::Shard, 0}, kReplicate{ir::Placement::Kind::Replicate, 0};
+
 // A router over x[tokens, 4]: the one-hots of each token's top 2 experts, [tokens, 2, 4].
 std::string one_hots(GraphBuilder& b, const std::string& x) {
   b.op_n("TopK", {x, b.ints("k", {2})}, {"top", "experts"}, {{"axis", int_attr(1)}});
@@ -48,24 +70,7 @@ ir::Plan load_plan(int64_t dp, bool read) {
   dp_axis.strings = {"dp"};
   b.comm("AllReduce", "local", "load", {{"group_axes", dp_axis}});  // a sum over the dp ranks
   load_out(b, "load", read);
-  ir::Plan plan;
-  plan.programs.push_back(std::make_shared<const ir::Graph>(b.graph()));
-  plan.mesh = ir::Mesh{{"dp"}, {dp}};
-  plan.world_size = dp;
-  plan.rank_program.assign(size_t(dp), 0);
-  using P = ir::Placement;
-  for (int64_t r = 0; r < dp; ++r)
-    for (const auto& [value, place] : {std::pair<std::string, P>{"x", P{P::Kind::Shard, 0}},
-                                       {read ? "fits" : "load", P{P::Kind::Replicate, 0}}}) {
-      ir::Binding bind;
-      bind.rank = r;
-      bind.value = value;
-      bind.spec = value;
-      bind.placements = {place};
-      bind.origin = "rank " + std::to_string(r) + " '" + value + "'";
-      plan.bindings.push_back(bind);
-    }
-  return plan;
+  return dp_plan(b.graph(), dp, {{"x", kShard}, {read ? "fits" : "load", kReplicate}});
 }
 
 Outcome reduce_with_two_of_four(bool read) {
@@ -134,20 +139,7 @@ TEST(RoutingCounts, AScatteredMaskIsOfDegreeZeroInTheRanks) {
   GraphBuilder spec("spec.onnx"), rank("rank.onnx");
   masked_best(spec, 8);
   masked_best(rank, 2);
-  ir::Plan full;
-  full.programs.push_back(std::make_shared<const ir::Graph>(rank.graph()));
-  full.mesh = ir::Mesh{{"dp"}, {4}};
-  full.world_size = 4;
-  full.rank_program.assign(4, 0);
-  for (int64_t r = 0; r < 4; ++r)
-    for (const char* value : {"x", "best"}) {
-      ir::Binding bind;
-      bind.rank = r;
-      bind.value = bind.spec = value;
-      bind.placements = {ir::Placement{ir::Placement::Kind::Shard, 0}};
-      bind.origin = "rank " + std::to_string(r) + " '" + value + "'";
-      full.bindings.push_back(bind);
-    }
+  const ir::Plan full = dp_plan(rank.graph(), 4, {{"x", kShard}, {"best", kShard}});
   const FewerRanks fewer = with_counts(full, choose_fewer_ranks(full, {}), {{"dp", 2}});
   ASSERT_EQ(fewer.axes, (std::vector<std::string>{"dp"}));
   const Outcome o = reduce_plan(spec.graph(), fewer, exec::link_plan(fewer.plan));
