@@ -7,7 +7,7 @@ import unittest
 
 import _paths  # noqa: F401
 from zoo import numeric
-from zoo.config import ModelConfig, PlanConfig, real_config, stage_layers
+from zoo.config import DS_SMALL, DeepSeekConfig, ModelConfig, PlanConfig, real_config, stage_layers
 from zoo.generate import write_stage_programs
 from zoo.graph import save
 from zoo.plan import build_spec
@@ -28,6 +28,22 @@ class RealShapeTest(unittest.TestCase):
             save(build_spec(m), os.path.join(tmp, "spec.onnx"))
             head = write_stage_programs(m, p, os.path.join(tmp, "plan"))
             self.assertEqual([g["ranks"] for g in head["programs"]], [{"pp": s} for s in range(4)])
+            r = numeric.check(os.path.join(tmp, "spec.onnx"), os.path.join(tmp, "plan"))
+            self.assertTrue(r["agree"], r["errors"])
+
+    def test_shrunken_deepseek_v3_structure(self):
+        """V3's real plan splits the experts inside the TP group: the TP ranks of an MoE stage
+        slice different experts, so they need programs of their own (one program per stage gave
+        every TP rank the first rank's experts, and a plan that computes something else)."""
+        dims = dict(DS_SMALL, layers=4, dense_layers=3)
+        m = DeepSeekConfig("mini_v3", batch=4, q_lora=2, rope="range", theta=10000.0, **dims)
+        p = PlanConfig("dp2_tp2_pp2_mb2", dp=2, tp=2, pp=2, mb=2, schedule="1f1b")
+        with tempfile.TemporaryDirectory() as tmp:
+            save(build_spec(m), os.path.join(tmp, "spec.onnx"))
+            head = write_stage_programs(m, p, os.path.join(tmp, "plan"))
+            # Stage 0 (dense layers) is one program; stage 1 (the MoE layer) one per TP rank.
+            self.assertEqual([g["ranks"] for g in head["programs"]],
+                             [{"pp": 0}, {"pp": 1, "tp": 0}, {"pp": 1, "tp": 1}])
             r = numeric.check(os.path.join(tmp, "spec.onnx"), os.path.join(tmp, "plan"))
             self.assertTrue(r["agree"], r["errors"])
 

@@ -228,12 +228,20 @@ def generate_small_plan(name, out, bug=None, per_rank=False):
 
 def write_stage_programs(m, p, out):
     """The one-program-per-stage form, building one representative rank per pipeline stage:
-    without context parallelism or ZeRO-1 slices every rank of a stage runs the same program."""
+    without context parallelism or ZeRO-1 slices every rank of a stage runs the same program.
+    Experts split inside the TP group make the TP ranks' programs differ (each slices its own
+    experts out of the routing), so a model with MoE layers gets one representative per stage
+    and TP coordinate; write_spmd shares a file among byte-identical programs."""
     assert p.cp == 1 and p.zero != 1 and p.comm == "onnx_tv"
     mesh = Mesh(p.axes)
+    per_tp = p.tp > 1 and bool(getattr(m, "moe_layers", []))
     reps = {}
     for r in range(mesh.size):
-        reps.setdefault(mesh.rank({"pp": mesh.coords(r).get("pp", 0)}), []).append(r)
+        c = mesh.coords(r)
+        key = {"pp": c.get("pp", 0)}
+        if per_tp:
+            key["tp"] = c.get("tp", 0)
+        reps.setdefault(mesh.rank(key), []).append(r)
     return write_spmd(out, m, p, reps)
 
 
