@@ -37,21 +37,29 @@ constexpr size_t kGuardExpansion = limits::kGuardExpansion;
 
 // The first element at which every addend holds a multiple of one monomial, in the forms as
 // built, expanded within kGuardExpansion, or in the form the comparisons proved equal in (where
-// that is out of reach, the element counts).
+// that is out of reach, the element counts). `expansion_left` is what the guard may still
+// build by expanding (kGuardExpansionTotal): the expansions stay in the context's tables until
+// it ends, and once spent, the forms as built and as proven decide alone, as they do for an
+// addend past kGuardExpansion.
 std::optional<size_t> common_term(solver::Context& ctx, const std::vector<const ir::Tensor*>& ins,
-                                  const ProofForm& form) {
+                                  const ProofForm& form, size_t& expansion_left) {
   for (size_t e = 0; e < ins[0]->data.size(); ++e) {
     std::vector<solver::Value> vs;
     for (const auto* t : ins) vs.push_back(t->data[e]);
     if (solver::share_a_monomial(ctx, vs)) return e;
     // Expanded one addend at a time, stopping where no monomial is common to those so far (or
     // one does not expand within the budget): no later addend can make one common again, so
-    // the rest need not be expanded (expansions stay in the context's tables until it ends).
+    // the rest need not be expanded.
     solver::CommonTerms common(ctx, false);
     bool all = true, changed = false;
     for (solver::Value v : vs) {
-      const std::optional<solver::Value> x =
-          v.is_finite() ? ctx.expand_definitions(v, kGuardExpansion) : std::optional(v);
+      std::optional<solver::Value> x;
+      if (!v.is_finite()) {
+        x = v;
+      } else if (expansion_left >= kGuardExpansion) {
+        x = ctx.expand_definitions(v, kGuardExpansion);
+        expansion_left -= x ? std::max<size_t>(1, ctx.term_count(*x)) : kGuardExpansion;
+      }
       if (!x || !common.add(*x)) {
         all = false;
         break;
@@ -80,6 +88,7 @@ std::optional<std::string> counted_replica_sum(solver::Context& ctx, const ir::P
                                                const ProofForm& form) {
   if (!plan.mesh || axes.empty()) return std::nullopt;
   const std::vector<size_t> idx = axis_indices(*plan.mesh, axes);
+  size_t expansion_left = limits::kGuardExpansionTotal;
   for (const exec::Step& step : linked.steps) {
     if (step.kind != exec::Step::Kind::Collective) continue;
     const ir::CommOp& op = *step.members[0].comm;
@@ -97,7 +106,7 @@ std::optional<std::string> counted_replica_sum(solver::Context& ctx, const ir::P
       if (it == envs[size_t(m.rank)].values.end()) return std::nullopt;  // not run: nothing proven
       ins.push_back(&it->second);
     }
-    if (auto e = common_term(ctx, ins, form)) {
+    if (auto e = common_term(ctx, ins, form, expansion_left)) {
       const auto& m = step.members[0];
       const ir::Graph& g = plan.program_of(m.rank);
       return g.file + ": " + g.nodes[m.node_index].describe(m.node_index) + " (element " +
@@ -114,6 +123,7 @@ std::optional<std::string> counted_partial_sum(solver::Context& ctx, const ir::P
                                                const ProofForm& form) {
   if (!plan.mesh || axes.empty()) return std::nullopt;
   const std::vector<size_t> idx = axis_indices(*plan.mesh, axes);
+  size_t expansion_left = limits::kGuardExpansionTotal;
   for (const Obligation& ob : obs) {
     if (ob.members.size() < 2) continue;
     std::vector<int64_t> ranks;
@@ -128,7 +138,7 @@ std::optional<std::string> counted_partial_sum(solver::Context& ctx, const ir::P
       ins.push_back(&it->second);
     }
     if (ins.size() != ob.members.size() || !spans(*plan.mesh, ranks, idx)) continue;
-    if (auto e = common_term(ctx, ins, form))
+    if (auto e = common_term(ctx, ins, form, expansion_left))
       return ob.members[0]->origin + " (the partial set of '" + ob.spec + "', element " +
              std::to_string(*e) + ")";
   }
@@ -139,6 +149,7 @@ std::optional<std::string> counted_micro_batch_sum(
     solver::Context& ctx, const ir::Plan& plan, const std::vector<exec::Env>& envs,
     const std::vector<std::vector<std::string>>& totals, size_t bodies, const ProofForm& form,
     const std::vector<std::pair<int64_t, size_t>>* nodes) {
+  size_t expansion_left = limits::kGuardExpansionTotal;
   // Where rank r's node i is a sum of one value per micro-batch whose bodies share a term.
   auto counted = [&](int64_t r, size_t i) -> std::optional<std::string> {
     const size_t p = plan.rank_program[size_t(r)];
@@ -155,7 +166,7 @@ std::optional<std::string> counted_micro_batch_sum(
         ONNX_TV_ASSERT(false, g.file + ": " + n.describe(i) + " was not run");
       ins.push_back(&it->second);
     }
-    if (auto e = common_term(ctx, ins, form))
+    if (auto e = common_term(ctx, ins, form, expansion_left))
       return g.file + ": " + n.describe(i) + " (element " + std::to_string(*e) + ")";
     return std::nullopt;
   };

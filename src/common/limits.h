@@ -23,7 +23,7 @@
   X(kDefineAbove, size_t, 32, "terms of a product above which it is kept as a definition")   \
   X(kExpansionBudget, size_t, 200'000,                                                         \
     "terms a whole-program run expands definitions to before a pair is left undecided")       \
-  X(kStagedMaxTerms, size_t, 4'096,                                                            \
+  X(kStagedMaxTerms, size_t, 32'768,                                                            \
     "terms of a value past which the stage-wise run gives way to whole-program runs")         \
   X(kStagedBudget, size_t, 20'000,                                                             \
     "terms a stage-wise run unfolds a pair to before leaving it undecided")                   \
@@ -33,6 +33,8 @@
     "terms of an addend unfolded as the comparisons were, before its sum is taken to count")  \
   X(kGuardExpansion, size_t, 2'048,                                                            \
     "terms within which the guard on sums over ranks compares addends expanded")              \
+  X(kGuardExpansionTotal, size_t, 1'000'000,                                                   \
+    "terms one guard's expansions build in all (a failed one counts its budget) before it stops expanding") \
   X(kCaseSplitAtoms, size_t, 10, "max and min atoms split into cases at once")                 \
   X(kCaseSplitCases, size_t, 1'024, "combinations of case choices tried")                      \
   X(kCaseSplitTerms, size_t, 20'000, "terms of a form rebuilt in one case before giving up")   \
