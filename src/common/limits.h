@@ -49,6 +49,8 @@
   X(kRestoredRange, int64_t, 64, "values of a count whose eliminated lowest is restored")       \
   X(kOutsideFactors, size_t, 6,                                                                \
     "monomial factors kept outside a definition (more go inside it)")                          \
+  X(kRoutedCutAbove, size_t, 1'024,                                                            \
+    "terms of a routed value (every term a selection's indicator) past which a stage cut takes it") \
   X(kWitnessFirstTries, int, 4, "random points a comparison tries before meeting the forms")  \
   X(kWitnessQuickTries, int, 24, "random points a comparison tries for a witness")             \
   X(kWitnessPreciseTries, int, 4, "points a full search checks by intervals alone")            \

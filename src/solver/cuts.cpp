@@ -24,10 +24,14 @@ constexpr size_t kOutsideFactors = limits::kOutsideFactors;
 // stay visible, so that a function of a routed slot is taken case by case
 // (exclusive_cases.cpp) and a mask times the gates it covers reduces to the gates. Such values
 // have one term per routing case and never hold a residual stream (which adds unrouted terms),
-// so they stay small.
+// so they stay small. Past kRoutedCutAbove terms one is cut all the same: a sum over the
+// experts of routed terms (a sequence-wise auxiliary loss, sum_e f_e P_e with f_e counting
+// the tokens routed to e: one term per token, top-k slot and expert) is no slot a function is
+// applied to, and kept whole it fills every value it reaches.
 bool Context::Impl::cut_form(Value v, SmallRational* c, MonoId* m, PolyId* body) {
   if (!v.is_finite() || polys[v.poly].terms.size() < 2) return false;
-  if (polys[v.poly].flags & kSelectionFactor) {
+  if ((polys[v.poly].flags & kSelectionFactor) &&
+      polys[v.poly].terms.size() <= limits::kRoutedCutAbove) {
     bool routed = true;
     for (const Term& t : polys[v.poly].terms) routed = routed && (monos[t.first].flags & kSelectionFactor);
     if (routed) return false;

@@ -100,5 +100,33 @@ TEST(ExclusiveCases, ARoutedValueIsCutCaseByCase) {
   EXPECT_EQ(r.ctx.cut(m), m);
 }
 
+// A sequence-wise auxiliary loss, sum_e f_e P_e with f_e the count of the tokens' top-k slots
+// holding expert e: every term routed, one per token, slot and expert. Past kRoutedCutAbove
+// terms a stage cut takes it (a rank computing the same sum meets it at the same atom); a small
+// routed value stays as it is.
+TEST(ExclusiveCases, ALargeSumOverExpertsOfRoutedTermsIsCut) {
+  Router r;
+  auto aux = [&](int64_t tokens) {
+    std::vector<Value> terms;
+    for (int64_t t = 0; t < tokens; ++t) {
+      std::vector<Value> row;
+      for (int64_t e = 0; e < 4; ++e)
+        row.push_back(r.ctx.symbol("s" + std::to_string(t) + "_" + std::to_string(e)));
+      for (int64_t j = 0; j < 2; ++j)
+        for (int64_t e = 0; e < 4; ++e)
+          terms.push_back(r.ctx.mul(r.is(r.slot(j, row), e), r.ctx.symbol("P" + std::to_string(e))));
+    }
+    return r.ctx.sum(terms);
+  };
+  const Value small = aux(2);
+  ASSERT_EQ(r.ctx.term_count(small), 16u);
+  EXPECT_EQ(r.ctx.cut(small), small);
+  const Value large = aux(130);
+  ASSERT_GT(r.ctx.term_count(large), 1024u);
+  const Value cut = r.ctx.cut(large);
+  EXPECT_EQ(r.ctx.term_count(cut), 1u);
+  EXPECT_EQ(r.ctx.known_cut(aux(130)), cut);
+}
+
 }  // namespace
 }  // namespace onnx_tv::solver
