@@ -14,6 +14,7 @@
 #include "check/stage_cuts.h"
 #include "check/stage_key.h"
 #include "check/stage_partition.h"
+#include "check/witness.h"
 #include "common/errors.h"
 #include "common/limits.h"
 #include "common/memory_limit.h"
@@ -39,7 +40,8 @@ class StageRun {
            const ir::Plan& plan, const exec::LinkedPlan& linked, const BoundPlan& bound,
            const exec::RunLimits& limits, const StageGuards& guards, StageTexts* texts)
       : res_(res), options_(options), spec_(spec), plan_(plan), linked_(linked), bound_(bound),
-        limits_(limits), guards_(guards), texts_(texts), cuts_(ctx_, spec, limits::kStagedMaxTerms) {}
+        limits_(limits), guards_(guards), texts_(texts), cuts_(ctx_, spec, limits::kStagedMaxTerms),
+        search_(ctx_, options.witness_seed) {}
 
   bool run(StageCounts& counts, std::string& why_not) {
     spec_env_ = spec_inputs(ctx_, spec_, bound_);
@@ -568,11 +570,10 @@ class StageRun {
       const solver::Value got = plan_value(ctx_, ob, envs_, i);
       if (want == got) continue;
       // A point that tells the forms apart is no refutation here (symbols may stand for values
-      // their atoms never take): forms that do not meet leave the plan to the runs that can
-      // refute it. The forms are met first, without looking for such a point: evaluating an
-      // equal pair's deep definitions at a few points cost more than meeting them (DeepSeek-V3's
-      // routed layers), and a pair that differs unfolds only to the budget, once.
-      if (!ctx_.equal_unfolding(want, got, limits::kStagedBudget, 256, &form_.unfolded))
+      // their atoms never take), but meeting forms that differ would unfold to the budget: the
+      // runs this one leaves the plan to refute it.
+      if (search_.refutes(want, got, limits::kWitnessFirstTries) ||
+          !ctx_.equal_unfolding(want, got, limits::kStagedBudget, 256, &form_.unfolded))
         throw NotApplicable("'" + ob.spec + "' does not meet in stage form");
     }
     if (guards_.count_guard && ob.members.size() > 1 && !reused)
@@ -657,6 +658,7 @@ class StageRun {
   StageTexts* texts_;
   solver::Context ctx_;
   StageCuts cuts_;
+  WitnessSearch search_;
   exec::Env spec_env_;
   std::vector<exec::Env> envs_;
   std::map<Name, std::string> marks_;
