@@ -37,10 +37,12 @@ constexpr size_t kGuardExpansion = limits::kGuardExpansion;
 
 // The first element at which every addend holds a multiple of one monomial, in the forms as
 // built, expanded within kGuardExpansion, or in the form the comparisons proved equal in (where
-// that is out of reach, the element counts). `expansion_left` is what the guard may still
-// build by expanding (kGuardExpansionTotal): the expansions stay in the context's tables until
-// it ends, and once spent, the forms as built and as proven decide alone, as they do for an
-// addend past kGuardExpansion.
+// that is out of reach, the element counts). `expansion_left` is what the calling guard may
+// still build by expanding (kGuardExpansionTotal per call: a stage's sums over ranks, its sums
+// over micro-batches, or one obligation's partial set; a failed expansion counts the whole
+// kGuardExpansion). The expansions stay in the context's tables until it ends; once the
+// budget is spent, the forms as built and as proven decide alone, as they do for an addend
+// past kGuardExpansion.
 std::optional<size_t> common_term(solver::Context& ctx, const std::vector<const ir::Tensor*>& ins,
                                   const ProofForm& form, size_t& expansion_left) {
   for (size_t e = 0; e < ins[0]->data.size(); ++e) {

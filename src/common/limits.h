@@ -34,7 +34,7 @@
   X(kGuardExpansion, size_t, 2'048,                                                            \
     "terms within which the guard on sums over ranks compares addends expanded")              \
   X(kGuardExpansionTotal, size_t, 1'000'000,                                                   \
-    "terms one guard's expansions build in all (a failed one counts its budget) before it stops expanding") \
+    "terms one guard call's expansions build in all before it stops expanding")               \
   X(kCaseSplitAtoms, size_t, 10, "max and min atoms split into cases at once")                 \
   X(kCaseSplitCases, size_t, 1'024, "combinations of case choices tried")                      \
   X(kCaseSplitTerms, size_t, 20'000, "terms of a form rebuilt in one case before giving up")   \
